@@ -1,0 +1,10 @@
+FROM python:3.11-slim
+ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1
+WORKDIR /app
+COPY pyproject.toml README.md ./
+COPY memory_review ./memory_review
+RUN pip install --no-cache-dir '.[prod]'
+COPY . .
+RUN python manage.py collectstatic --noinput -v0
+EXPOSE 8000
+CMD ["gunicorn", "memory_review.wsgi", "--bind", "0.0.0.0:8000", "--workers", "3"]

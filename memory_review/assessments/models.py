@@ -1,0 +1,177 @@
+"""Jev's votes and what the policy made of them (DESIGN §2, §4)."""
+
+from django.db import models
+from django.db.models import Q
+
+from memory_review.memories.models import Memory, Scope, SourceEvent
+from memory_review.tenancy.models import TenantOwned
+
+
+class PolicyVersion(TenantOwned):
+    """Thresholds as data. Per tenant one `active` and at most one `shadow`."""
+
+    class Mode(models.TextChoices):
+        ACTIVE = "active", "Active"
+        SHADOW = "shadow", "Shadow"
+        RETIRED = "retired", "Retired"
+
+    number = models.PositiveIntegerField()
+    mode = models.CharField(max_length=8, choices=Mode.choices)
+    thresholds = models.JSONField()
+    note = models.CharField(max_length=500, null=True, blank=True)
+    created_by = models.CharField(max_length=120)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["tenant", "number"], name="policy_tenant_number_uq"),
+            # Oracle: function-based index in sql/oracle/030_indexes.sql.
+            models.UniqueConstraint(
+                fields=["tenant", "mode"],
+                condition=Q(mode__in=["active", "shadow"]),
+                name="policy_one_per_mode_uq",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"policy v{self.number} ({self.mode})"
+
+    @property
+    def label(self) -> str:
+        return f"v{self.number}"
+
+
+class Assessment(TenantOwned):
+    """One Jev job: one or more HTTP requests about one event or one candidate."""
+
+    class Purpose(models.TextChoices):
+        INVALIDATION = "invalidation", "Invalidation"
+        PROMOTION = "promotion", "Promotion"
+
+    class State(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        DONE = "done", "Done"
+        FAILED = "failed", "Failed"
+
+    purpose = models.CharField(max_length=16, choices=Purpose.choices)
+    event = models.ForeignKey(
+        SourceEvent, on_delete=models.PROTECT, null=True, blank=True, related_name="assessments"
+    )
+    model_name = models.CharField(max_length=64, null=True, blank=True, help_text="As the API answered.")
+    question_set_version = models.CharField(max_length=64)
+    policy = models.ForeignKey(PolicyVersion, on_delete=models.PROTECT, related_name="assessments")
+    requests = models.PositiveIntegerField(default=0)
+    retries = models.PositiveIntegerField(default=0)
+    input_tokens = models.PositiveIntegerField(default=0)
+    cost_usd = models.DecimalField(max_digits=12, decimal_places=8, default=0)
+    latency_ms = models.PositiveIntegerField(default=0)
+    state = models.CharField(max_length=8, choices=State.choices, default=State.QUEUED)
+    error = models.TextField(null=True, blank=True)
+    offline_standin = models.BooleanField(default=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"assessment {self.pk} ({self.purpose}, {self.state})"
+
+
+class Disposition(models.TextChoices):
+    UNRELATED = "unrelated", "Unrelated"
+    DIRECTIVE = "directive", "Directive (logged, never written)"
+    HYPOTHETICAL = "hypothetical", "Hypothetical (logged, never written)"
+    CONFIRMED = "confirmed", "Confirmed"
+    PARTIAL = "partial", "Partially changed"
+    SUPERSEDED = "superseded", "Superseded"
+    CONTRADICTED = "contradicted", "Contradicted"
+    UNCERTAIN = "uncertain", "Uncertain"
+    EXPIRED = "expired", "Expired by TTL (code)"
+    NO_SOURCE = "no_source", "No source (code)"
+
+
+class Verdict(TenantOwned):
+    """One memory judged against one event: six votes, the disposition, what it proposed."""
+
+    assessment = models.ForeignKey(Assessment, on_delete=models.PROTECT, related_name="verdicts")
+    memory = models.ForeignKey(Memory, on_delete=models.PROTECT, related_name="verdicts")
+    event = models.ForeignKey(SourceEvent, on_delete=models.PROTECT, related_name="verdicts")
+    bears = models.FloatField(null=True, blank=True)
+    still_true = models.FloatField(null=True, blank=True)
+    replaces = models.FloatField(null=True, blank=True)
+    partial = models.FloatField(null=True, blank=True)
+    hypothetical = models.FloatField(null=True, blank=True)
+    directive = models.FloatField(null=True, blank=True)
+    disposition = models.CharField(max_length=16, choices=Disposition.choices)
+    proposed_status = models.CharField(max_length=16, null=True, blank=True)
+    applied = models.BooleanField(default=False)
+    shadow_policy = models.ForeignKey(
+        PolicyVersion, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
+    shadow_disposition = models.CharField(max_length=16, choices=Disposition.choices, null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["event", "memory"], name="verdict_event_memory_uq"),
+        ]
+
+    def __str__(self) -> str:
+        return f"verdict {self.pk}: memory {self.memory_id} {self.disposition}"
+
+    VOTE_NAMES = ("bears", "still_true", "replaces", "partial", "hypothetical", "directive")
+
+    @property
+    def votes(self) -> dict[str, float | None]:
+        return {name: getattr(self, name) for name in self.VOTE_NAMES}
+
+
+class CandidateStatus(models.TextChoices):
+    PROPOSED = "proposed", "Proposed"
+    NEEDS_REVIEW = "needs_review", "Needs review"
+    APPROVED = "approved", "Approved"
+    REJECTED = "rejected", "Rejected"
+
+
+class PromotionCandidate(TenantOwned, Scope):
+    """A proposed memory waiting to become durable (shadow mode: a reviewer decides)."""
+
+    class Decision(models.TextChoices):
+        PROMOTE = "promote", "Promote"
+        REVIEW = "review", "Review"
+        REJECT = "reject", "Reject"
+
+    kind = models.CharField(max_length=16, choices=Memory.Kind.choices)
+    subject = models.CharField(max_length=200)
+    claim = models.TextField()
+    claim_hash = models.CharField(max_length=64)
+    source_event = models.ForeignKey(
+        SourceEvent, on_delete=models.PROTECT, null=True, blank=True, related_name="candidates"
+    )
+    source_hash = models.CharField(
+        max_length=64, null=True, blank=True, help_text="Source text hash when proposed."
+    )
+    proposed_by = models.CharField(max_length=120)
+    check_failed = models.CharField(
+        max_length=32, null=True, blank=True, help_text="Code check that rejected it."
+    )
+    supported = models.FloatField(null=True, blank=True)
+    scope_fits = models.FloatField(null=True, blank=True)
+    conflict = models.FloatField(null=True, blank=True)
+    assessment = models.ForeignKey(
+        Assessment, on_delete=models.PROTECT, null=True, blank=True, related_name="candidates"
+    )
+    policy_decision = models.CharField(max_length=8, choices=Decision.choices, null=True, blank=True)
+    reviewer_decision = models.CharField(max_length=8, choices=Decision.choices, null=True, blank=True)
+    reviewed_by = models.CharField(max_length=120, null=True, blank=True)
+    memory = models.OneToOneField(
+        Memory, on_delete=models.PROTECT, null=True, blank=True, related_name="candidate"
+    )
+    # Written only by memory_review.audit.lifecycle.transition().
+    status = models.CharField(
+        max_length=16, choices=CandidateStatus.choices, default=CandidateStatus.PROPOSED
+    )
+    row_version = models.PositiveIntegerField(default=1)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"candidate {self.pk}: {self.subject}"

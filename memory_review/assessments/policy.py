@@ -1,0 +1,102 @@
+"""Code, never the model, turns votes into decisions (DESIGN §4). Thresholds are data.
+
+`Thresholds` is one policy version's numbers; `decide()` is the invalidation table and
+`decide_promotion()` the promotion rule. The calibration pages and `manage.py calibrate`
+replay stored votes through these same functions.
+"""
+
+from dataclasses import asdict, dataclass, fields
+
+from memory_review.memories.models import MemoryStatus
+
+from .models import Disposition
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    bears_min: float = 0.60
+    directive_max: float = 0.70
+    hypothetical_max: float = 0.70
+    confirm_min: float = 0.60
+    contradict_max: float = 0.40
+    partial_min: float = 0.85
+    replace_min: float = 0.60
+    margin: float = 0.05
+    review_only_sources: tuple[str, ...] = ()
+    # Promotion (seeds/000): supported and scope_fits high, conflict low.
+    supported_min: float = 0.90
+    scope_fits_min: float = 0.90
+    conflict_max: float = 0.10
+
+    @classmethod
+    def from_data(cls, data: dict) -> "Thresholds":
+        """Build from stored or user-given JSON; unknown keys and out-of-range numbers are errors."""
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise ValueError(f"unknown policy key(s): {', '.join(unknown)}")
+        values = dict(data)
+        for name, value in values.items():
+            if name == "review_only_sources":
+                if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
+                    raise ValueError("review_only_sources must be a list of source names")
+                values[name] = tuple(value)
+            elif isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
+                raise ValueError(f"policy key {name} must be a number in [0, 1], got {value!r}")
+        return cls(**values)
+
+    def to_data(self) -> dict:
+        data = asdict(self)
+        data["review_only_sources"] = list(self.review_only_sources)
+        return data
+
+
+DEFAULTS = Thresholds()
+
+# What each disposition proposes for a memory; None means "no status change".
+PROPOSED_STATUS = {
+    Disposition.CONFIRMED: MemoryStatus.ACTIVE,
+    Disposition.PARTIAL: MemoryStatus.NEEDS_REVIEW,
+    Disposition.UNCERTAIN: MemoryStatus.NEEDS_REVIEW,
+    Disposition.SUPERSEDED: MemoryStatus.SUPERSEDED,
+    Disposition.CONTRADICTED: MemoryStatus.CONTRADICTED,
+}
+
+_KILLS = {Disposition.CONTRADICTED, Disposition.SUPERSEDED, Disposition.PARTIAL}
+
+
+def decide(votes: dict[str, float], *, source: str, policy: Thresholds = DEFAULTS) -> str:
+    """The invalidation table. Form checks come first so a question cannot confirm a fact."""
+    if votes["bears"] < policy.bears_min:
+        return Disposition.UNRELATED
+    if votes["directive"] >= policy.directive_max:
+        return Disposition.DIRECTIVE
+    if votes["hypothetical"] >= policy.hypothetical_max:
+        return Disposition.HYPOTHETICAL
+    still_true = votes["still_true"]
+    if still_true >= policy.confirm_min + policy.margin:
+        return Disposition.CONFIRMED
+    if still_true > policy.contradict_max - policy.margin:
+        return Disposition.UNCERTAIN
+    if votes["partial"] >= policy.partial_min:
+        disposition = Disposition.PARTIAL
+    elif votes["replaces"] >= policy.replace_min:
+        disposition = Disposition.SUPERSEDED
+    else:
+        disposition = Disposition.CONTRADICTED
+    # Review-only sources may flag a memory but never kill it.
+    if disposition in _KILLS and source in policy.review_only_sources:
+        return Disposition.UNCERTAIN
+    return disposition
+
+
+def decide_promotion(votes: dict[str, float], *, policy: Thresholds = DEFAULTS) -> str:
+    if (
+        votes["supported"] >= policy.supported_min
+        and votes["scope_fits"] >= policy.scope_fits_min
+        and votes["conflict"] <= policy.conflict_max
+    ):
+        return "promote"
+    if votes["conflict"] > policy.conflict_max:
+        return "review"
+    return "reject"

@@ -1,0 +1,181 @@
+"""The one function that changes a status (DESIGN §3). Nothing else writes `status`.
+
+`transition()` locks the row, checks that the move is allowed for this kind of actor and that
+the row version is the one the actor saw, updates the row and appends the audit Transition, all
+in one transaction. A refused move raises a LifecycleError and writes nothing.
+"""
+
+from dataclasses import dataclass
+
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from memory_review.assessments.models import CandidateStatus, PromotionCandidate, Verdict
+from memory_review.audit import chain
+from memory_review.audit.models import Transition
+from memory_review.memories.models import LIVE_STATUSES, Memory
+from memory_review.memories.models import MemoryStatus as M
+
+ACTOR_KINDS = ("policy", "user", "system")
+
+
+class LifecycleError(Exception):
+    """A move the lifecycle refuses. Nothing was written."""
+
+
+class IllegalTransition(LifecycleError):
+    pass
+
+
+class StaleVersion(LifecycleError):
+    """Someone else changed the row since the actor saw it: the race's loser gets this."""
+
+
+@dataclass(frozen=True)
+class Actor:
+    """`policy:<version>`, `user:<id>` or `system:<job>`."""
+
+    kind: str
+    name: str
+
+    def __post_init__(self):
+        if self.kind not in ACTOR_KINDS:
+            raise ValueError(f"unknown actor kind {self.kind!r}; expected one of {ACTOR_KINDS}")
+        if not self.name:
+            raise ValueError("an actor needs a name")
+
+    def __str__(self) -> str:
+        return f"{self.kind}:{self.name}"
+
+    @classmethod
+    def user(cls, user) -> "Actor":
+        return cls("user", str(user.pk))
+
+    @classmethod
+    def policy(cls, label: str) -> "Actor":
+        return cls("policy", label)
+
+    @classmethod
+    def system(cls, job: str) -> "Actor":
+        return cls("system", job)
+
+
+# (actor kind, action) -> (statuses it may start from, status it ends in).
+_ANY_MEMORY = frozenset(M) - {M.DELETED}
+_LIVE_OR_REVIEW = frozenset({M.ACTIVE, M.NEEDS_REVIEW})
+_DEAD = frozenset({M.CONTRADICTED, M.SUPERSEDED, M.EXPIRED})
+
+MEMORY_MOVES: dict[tuple[str, str], tuple[frozenset[str], str]] = {
+    # The policy acts on votes; it never touches frozen, dead or deleted memories.
+    ("policy", "flag"): (frozenset({M.ACTIVE}), M.NEEDS_REVIEW),
+    ("policy", "confirm"): (frozenset({M.NEEDS_REVIEW}), M.ACTIVE),
+    ("policy", "contradict"): (_LIVE_OR_REVIEW, M.CONTRADICTED),
+    ("policy", "supersede"): (_LIVE_OR_REVIEW, M.SUPERSEDED),
+    # People decide what the policy could not, and alone may revive the dead.
+    ("user", "flag"): (frozenset({M.ACTIVE}), M.NEEDS_REVIEW),
+    ("user", "approve"): (frozenset({M.NEEDS_REVIEW}), M.ACTIVE),
+    ("user", "contradict"): (_LIVE_OR_REVIEW, M.CONTRADICTED),
+    ("user", "supersede"): (_LIVE_OR_REVIEW, M.SUPERSEDED),
+    ("user", "freeze"): (_LIVE_OR_REVIEW, M.FROZEN),
+    ("user", "unfreeze"): (frozenset({M.FROZEN}), M.ACTIVE),
+    ("user", "restore"): (_DEAD, M.ACTIVE),
+    ("user", "forget"): (_ANY_MEMORY, M.DELETED),
+    # Jobs: the hard-TTL sweep and right-to-forget erasures.
+    ("system", "expire"): (frozenset({M.ACTIVE}), M.EXPIRED),
+    ("system", "erase"): (_ANY_MEMORY, M.DELETED),
+}
+
+_OPEN = frozenset({CandidateStatus.PROPOSED, CandidateStatus.NEEDS_REVIEW})
+
+CANDIDATE_MOVES: dict[tuple[str, str], tuple[frozenset[str], str]] = {
+    # Code checks (missing source, duplicate) reject before any vote.
+    ("system", "reject"): (frozenset({CandidateStatus.PROPOSED}), CandidateStatus.REJECTED),
+    # A policy out of shadow mode may act; in shadow mode its decision is only recorded.
+    ("policy", "promote"): (frozenset({CandidateStatus.PROPOSED}), CandidateStatus.APPROVED),
+    ("policy", "flag"): (frozenset({CandidateStatus.PROPOSED}), CandidateStatus.NEEDS_REVIEW),
+    ("policy", "reject"): (frozenset({CandidateStatus.PROPOSED}), CandidateStatus.REJECTED),
+    ("user", "approve"): (_OPEN, CandidateStatus.APPROVED),
+    ("user", "reject"): (_OPEN, CandidateStatus.REJECTED),
+}
+
+
+def moves_for(obj: Memory | PromotionCandidate) -> dict[tuple[str, str], tuple[frozenset[str], str]]:
+    if isinstance(obj, Memory):
+        return MEMORY_MOVES
+    if isinstance(obj, PromotionCandidate):
+        return CANDIDATE_MOVES
+    raise TypeError(f"{type(obj).__name__} has no lifecycle")
+
+
+def allowed_actions(obj: Memory | PromotionCandidate, actor_kind: str) -> list[str]:
+    """The actions this kind of actor may take on `obj` as it stands (for buttons)."""
+    return [
+        action
+        for (kind, action), (sources, _) in moves_for(obj).items()
+        if kind == actor_kind and obj.status in sources
+    ]
+
+
+def transition(
+    *,
+    obj: Memory | PromotionCandidate,
+    action: str,
+    actor: Actor,
+    reason: str,
+    seen_version: int,
+    verdict: Verdict | None = None,
+    request_id: str | None = None,
+) -> Transition:
+    """Move `obj` by `action` on behalf of `actor`. Updates `obj` in place on success."""
+    moves = moves_for(obj)
+    if (actor.kind, action) not in moves:
+        raise IllegalTransition(f"{actor.kind} actors cannot {action} a {type(obj).__name__.lower()}")
+    sources, target = moves[(actor.kind, action)]
+    if not reason or not reason.strip():
+        raise LifecycleError("a transition needs a reason")
+
+    with transaction.atomic():
+        row = type(obj).objects.select_for_update().get(pk=obj.pk)
+        if row.row_version != seen_version:
+            raise StaleVersion(
+                f"{type(obj).__name__.lower()} {obj.pk} changed since you saw it "
+                f"(you saw version {seen_version}, it is now version {row.row_version}, "
+                f"status {row.status})"
+            )
+        if row.status not in sources:
+            raise IllegalTransition(f"cannot {action} a {row.status} {type(obj).__name__.lower()}")
+        if isinstance(row, Memory) and target in LIVE_STATUSES and row.status not in LIVE_STATUSES:
+            if Memory.objects.holding_subject(row).exists():
+                raise _subject_taken(action, row)
+        from_status = row.status
+        row.status = target
+        row.row_version += 1
+        try:
+            row.save(update_fields=["status", "row_version"])
+        except IntegrityError as exc:  # a concurrent write won the subject first
+            raise _subject_taken(action, row) from exc
+        audit = chain.append(
+            Transition(
+                tenant_id=row.tenant_id,
+                memory=row if isinstance(row, Memory) else None,
+                candidate=row if isinstance(row, PromotionCandidate) else None,
+                from_status=from_status,
+                to_status=target,
+                action=action,
+                actor=str(actor),
+                reason=reason.strip()[:1000],
+                verdict=verdict,
+                row_version=row.row_version,
+                request_id=request_id,
+                created_at=timezone.now(),
+            )
+        )
+    obj.status, obj.row_version = row.status, row.row_version
+    return audit
+
+
+def _subject_taken(action: str, memory: Memory) -> LifecycleError:
+    return LifecycleError(
+        f"cannot {action} memory {memory.pk}: another live memory already holds subject "
+        f"{memory.subject!r} in this scope ({memory.scope_label})"
+    )

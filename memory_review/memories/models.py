@@ -1,0 +1,239 @@
+"""What agents remember, the evidence it came from, and how memories relate (DESIGN §2).
+
+Oracle rules (DESIGN §8): `content` and `text` are NCLOBs there, so nothing filters, orders or
+groups on them; `content_hash` is what code compares. Empty strings are NULL on Oracle, so
+scope columns use NULL (never '') for "broader".
+"""
+
+import hashlib
+
+from django.db import models
+from django.db.models import Q
+from django.utils import timezone
+
+from memory_review.tenancy.models import TenantOwned, TenantQuerySet
+
+
+def content_hash(text: str) -> str:
+    return hashlib.sha256(text.strip().encode("utf-8")).hexdigest()
+
+
+class Scope(models.Model):
+    """Who a row is about. NULL means broader: a memory with no thread applies to every thread."""
+
+    user_id = models.CharField(max_length=128, null=True, blank=True)
+    agent_id = models.CharField(max_length=128, null=True, blank=True)
+    thread_id = models.CharField(max_length=128, null=True, blank=True)
+
+    class Meta:
+        abstract = True
+
+    @property
+    def scope_label(self) -> str:
+        parts = [
+            f"{name}={value}"
+            for name, value in (
+                ("user", self.user_id),
+                ("agent", self.agent_id),
+                ("thread", self.thread_id),
+            )
+            if value
+        ]
+        return ", ".join(parts) or "tenant-wide"
+
+
+class SourceEvent(TenantOwned, Scope):
+    """Append-only evidence: a message, tool result, document or policy change, verbatim."""
+
+    class Source(models.TextChoices):
+        CHAT = "chat", "Chat message"
+        EMAIL = "email", "Email"
+        SLACK = "slack", "Slack"
+        TOOL = "tool", "Tool result"
+        DOCUMENT = "document", "Document"
+        POLICY = "policy", "Policy change"
+        CRM = "crm", "CRM record"
+        TICKET = "ticket", "Support ticket"
+        AGENT = "agent", "Agent note"
+
+    run_id = models.CharField(max_length=128, null=True, blank=True)
+    source = models.CharField(max_length=16, choices=Source.choices)
+    text = models.TextField()
+    text_hash = models.CharField(max_length=64)
+    occurred_at = models.DateTimeField(default=timezone.now)
+    erased_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["tenant", "occurred_at"], name="event_tenant_time_ix")]
+
+    def __str__(self) -> str:
+        return f"event {self.pk} ({self.source})"
+
+
+class MemoryStatus(models.TextChoices):
+    ACTIVE = "active", "Active"
+    NEEDS_REVIEW = "needs_review", "Needs review"
+    FROZEN = "frozen", "Frozen"
+    CONTRADICTED = "contradicted", "Contradicted"
+    SUPERSEDED = "superseded", "Superseded"
+    EXPIRED = "expired", "Expired"
+    DELETED = "deleted", "Deleted"
+
+
+# Statuses in which a memory is still in force and gets judged against new evidence.
+LIVE_STATUSES = (MemoryStatus.ACTIVE, MemoryStatus.NEEDS_REVIEW, MemoryStatus.FROZEN)
+
+
+class MemoryQuerySet(TenantQuerySet):
+    def live(self) -> "MemoryQuerySet":
+        return self.filter(status__in=LIVE_STATUSES)
+
+    def needs_review(self) -> "MemoryQuerySet":
+        return self.filter(status=MemoryStatus.NEEDS_REVIEW)
+
+    def holding_subject(self, memory: "Memory") -> "MemoryQuerySet":
+        """Other live memories with the same subject in exactly the same scope (NULLs equal).
+
+        The database enforces this too (memory_live_subject_uq), but SQLite cannot compare
+        NULL scopes as equal, so code checks first and names the problem.
+        """
+        exact = {
+            (f"{column}__isnull" if getattr(memory, column) is None else column): (
+                True if getattr(memory, column) is None else getattr(memory, column)
+            )
+            for column in ("user_id", "agent_id", "thread_id")
+        }
+        return (
+            self.filter(tenant_id=memory.tenant_id, subject=memory.subject, deleted_at__isnull=True, **exact)
+            .live()
+            .exclude(pk=memory.pk)
+        )
+
+    def for_scope(
+        self, *, user_id: str | None, agent_id: str | None, thread_id: str | None
+    ) -> "MemoryQuerySet":
+        """Memories that apply in this scope: each column matches, or is NULL (broader)."""
+        query = Q()
+        for column, value in (("user_id", user_id), ("agent_id", agent_id), ("thread_id", thread_id)):
+            broader = Q(**{f"{column}__isnull": True})
+            query &= (broader | Q(**{column: value})) if value is not None else broader
+        return self.filter(query)
+
+
+class Memory(TenantOwned, Scope):
+    class Kind(models.TextChoices):
+        FACT = "fact", "Fact"
+        PREFERENCE = "preference", "Preference"
+        DECISION = "decision", "Decision"
+        EXCEPTION = "exception", "One-time exception"
+        CONFIG = "config", "Configuration"
+        POLICY = "policy", "Policy"
+        OWNERSHIP = "ownership", "Ownership"
+
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    subject = models.CharField(
+        max_length=200, help_text="What the memory is about; one live memory per subject and scope."
+    )
+    content = models.TextField(help_text="Verbatim; never rewritten by a model.")
+    content_hash = models.CharField(max_length=64)
+    confidence = models.FloatField(default=1.0)
+    written_by = models.CharField(max_length=120)
+    source_event = models.ForeignKey(SourceEvent, on_delete=models.PROTECT, related_name="memories")
+    version = models.PositiveIntegerField(default=1)
+    superseded_by = models.ForeignKey(
+        "self", on_delete=models.PROTECT, null=True, blank=True, related_name="supersedes_rows"
+    )
+    valid_from = models.DateTimeField(default=timezone.now)
+    valid_until = models.DateTimeField(null=True, blank=True, help_text="Hard TTL.")
+    deleted_at = models.DateTimeField(null=True, blank=True)
+    # Written only by memory_review.audit.lifecycle.transition().
+    status = models.CharField(max_length=16, choices=MemoryStatus.choices, default=MemoryStatus.ACTIVE)
+    p_true = models.FloatField(null=True, blank=True, help_text="Latest bearing still_true vote.")
+    last_checked_at = models.DateTimeField(null=True, blank=True)
+    row_version = models.PositiveIntegerField(default=1)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    objects = MemoryQuerySet.as_manager()
+
+    class Meta:
+        verbose_name_plural = "memories"
+        indexes = [
+            models.Index(fields=["tenant", "status"], name="memory_tenant_status_ix"),
+            models.Index(fields=["tenant", "user_id", "agent_id", "thread_id"], name="memory_scope_ix"),
+        ]
+        constraints = [
+            # Oracle: sql/oracle/030_indexes.sql holds the function-based index that stands in
+            # for this partial index (Django drops conditional unique constraints there).
+            models.UniqueConstraint(
+                fields=["tenant", "user_id", "agent_id", "thread_id", "subject"],
+                condition=Q(status__in=LIVE_STATUSES, deleted_at__isnull=True),
+                nulls_distinct=False,
+                name="memory_live_subject_uq",
+            ),
+            models.CheckConstraint(
+                condition=Q(confidence__gte=0) & Q(confidence__lte=1), name="memory_confidence_ck"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"memory {self.pk}: {self.subject}"
+
+    def is_expired(self, now=None) -> bool:
+        return self.valid_until is not None and self.valid_until <= (now or timezone.now())
+
+
+class MemoryLink(TenantOwned):
+    """A directed typed edge between memories. Read backwards: is_superseded_by, is_refined_by..."""
+
+    class Kind(models.TextChoices):
+        SUPERSEDES = "supersedes", "supersedes"
+        REFINES = "refines", "refines"
+        SUPPORTS = "supports", "supports"
+        DUPLICATES = "duplicates", "duplicates"
+        CONTRADICTS = "contradicts", "contradicts"
+
+    class Origin(models.TextChoices):
+        EXPLICIT = "explicit", "Written by the agent"
+        ASSESSMENT = "assessment", "Found by an assessment"
+        REVIEWER = "reviewer", "Added by a reviewer"
+
+    INVERSE_NAMES = {
+        Kind.SUPERSEDES: "is superseded by",
+        Kind.REFINES: "is refined by",
+        Kind.SUPPORTS: "is supported by",
+        Kind.DUPLICATES: "is duplicated by",
+        Kind.CONTRADICTS: "is contradicted by",
+    }
+
+    src = models.ForeignKey(Memory, on_delete=models.PROTECT, related_name="links_out")
+    dst = models.ForeignKey(Memory, on_delete=models.PROTECT, related_name="links_in")
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    origin = models.CharField(max_length=16, choices=Origin.choices)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["src", "dst", "kind"], name="memlink_src_dst_kind_uq"),
+            models.CheckConstraint(condition=~Q(src=models.F("dst")), name="memlink_no_self_ck"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.src_id} {self.kind} {self.dst_id}"
+
+
+class Erasure(TenantOwned):
+    """A right-to-forget request and its proof: what was erased, how much, and a hash of it."""
+
+    user_id = models.CharField(max_length=128)
+    requested_by = models.CharField(max_length=120)
+    reason = models.CharField(max_length=500)
+    memories_erased = models.PositiveIntegerField(default=0)
+    events_erased = models.PositiveIntegerField(default=0)
+    proof_hash = models.CharField(max_length=64, null=True, blank=True)
+    completed_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"erasure {self.pk} for user {self.user_id}"

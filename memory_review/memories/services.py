@@ -1,0 +1,144 @@
+"""Writes to memories and their evidence. Status changes go through lifecycle.transition()."""
+
+from datetime import datetime
+
+from django.db import transaction
+from django.utils import timezone
+
+from memory_review.lifecycle import Actor, LifecycleError, transition
+from memory_review.tenancy.models import Tenant
+
+from .models import Memory, MemoryLink, SourceEvent, content_hash
+
+ERASED = "[erased]"
+
+
+def _clean_scope(value: str | None) -> str | None:
+    # '' is NULL on Oracle: never let it mean something different from "broader".
+    value = (value or "").strip()
+    return value or None
+
+
+def event_record(
+    *,
+    tenant: Tenant,
+    source: str,
+    text: str,
+    user_id: str | None = None,
+    agent_id: str | None = None,
+    thread_id: str | None = None,
+    run_id: str | None = None,
+    occurred_at: datetime | None = None,
+) -> SourceEvent:
+    if not text or not text.strip():
+        raise ValueError("an event needs text")
+    if source not in SourceEvent.Source.values:
+        raise ValueError(f"unknown source {source!r}; expected one of {SourceEvent.Source.values}")
+    return SourceEvent.objects.create(
+        tenant=tenant,
+        source=source,
+        text=text,
+        text_hash=content_hash(text),
+        user_id=_clean_scope(user_id),
+        agent_id=_clean_scope(agent_id),
+        thread_id=_clean_scope(thread_id),
+        run_id=_clean_scope(run_id),
+        occurred_at=occurred_at or timezone.now(),
+    )
+
+
+@transaction.atomic
+def memory_write(
+    *,
+    event: SourceEvent,
+    kind: str,
+    subject: str,
+    content: str,
+    written_by: str,
+    user_id: str | None = None,
+    agent_id: str | None = None,
+    thread_id: str | None = None,
+    confidence: float = 1.0,
+    valid_from: datetime | None = None,
+    valid_until: datetime | None = None,
+    supersedes: Memory | None = None,
+    actor: Actor | None = None,
+    reason: str | None = None,
+) -> Memory:
+    """Store a memory verbatim, tied to the event it came from.
+
+    With `supersedes`, the old memory is moved to `superseded` by `actor` first (one live memory
+    per subject and scope), and the new one enters as its next version, linked `supersedes`.
+    """
+    if event.erased_at is not None:
+        raise LifecycleError("cannot write a memory from an erased event")
+    if not content or not content.strip():
+        raise ValueError("a memory needs content")
+    if kind not in Memory.Kind.values:
+        raise ValueError(f"unknown kind {kind!r}; expected one of {Memory.Kind.values}")
+    if not 0 <= confidence <= 1:
+        raise ValueError(f"confidence must be between 0 and 1, got {confidence}")
+    version = 1
+    if supersedes is not None:
+        if actor is None:
+            raise ValueError("superseding a memory needs an actor")
+        transition(
+            obj=supersedes,
+            action="supersede",
+            actor=actor,
+            reason=reason or f"superseded by event {event.pk}",
+            seen_version=supersedes.row_version,
+        )
+        version = supersedes.version + 1
+    memory = Memory(
+        tenant_id=event.tenant_id,
+        source_event=event,
+        kind=kind,
+        subject=subject.strip(),
+        content=content,
+        content_hash=content_hash(content),
+        written_by=written_by,
+        user_id=_clean_scope(user_id),
+        agent_id=_clean_scope(agent_id),
+        thread_id=_clean_scope(thread_id),
+        confidence=confidence,
+        version=version,
+        valid_from=valid_from or event.occurred_at,
+        valid_until=valid_until,
+    )
+    holder = Memory.objects.holding_subject(memory).first()
+    if holder is not None:
+        raise LifecycleError(
+            f"memory {holder.pk} already holds subject {memory.subject!r} in this scope "
+            f"({memory.scope_label}); supersede it instead of writing a second live memory"
+        )
+    memory.save(force_insert=True)
+    if supersedes is not None:
+        Memory.objects.filter(pk=supersedes.pk).update(superseded_by=memory)
+        supersedes.superseded_by = memory
+        link_create(
+            src=memory, dst=supersedes, kind=MemoryLink.Kind.SUPERSEDES, origin=MemoryLink.Origin.EXPLICIT
+        )
+    return memory
+
+
+def link_create(*, src: Memory, dst: Memory, kind: str, origin: str) -> MemoryLink:
+    if src.tenant_id != dst.tenant_id:
+        raise ValueError("memories of different tenants cannot be linked")
+    link, _ = MemoryLink.objects.get_or_create(
+        tenant_id=src.tenant_id, src=src, dst=dst, kind=kind, defaults={"origin": origin}
+    )
+    return link
+
+
+@transaction.atomic
+def memory_forget(*, memory: Memory, actor: Actor, reason: str, seen_version: int) -> Memory:
+    """Erase the content; keep the row, its links and its audit trail."""
+    action = "erase" if actor.kind == "system" else "forget"
+    transition(obj=memory, action=action, actor=actor, reason=reason, seen_version=seen_version)
+    now = timezone.now()
+    Memory.objects.filter(pk=memory.pk).update(
+        content=ERASED, content_hash=content_hash(ERASED), deleted_at=now
+    )
+    memory.content, memory.content_hash, memory.deleted_at = ERASED, content_hash(ERASED), now
+    return memory

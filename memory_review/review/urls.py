@@ -1,0 +1,9 @@
+from django.urls import path
+
+from . import views
+
+urlpatterns = [
+    path("", views.home, name="home"),
+    path("t/<slug:slug>/", views.tenant_home, name="tenant-home"),
+    path("t/<slug:slug>/review/", views.review_queue, name="review-queue"),
+]

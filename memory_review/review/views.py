@@ -1,0 +1,52 @@
+"""Review screens: short function views; rules live in services and selectors."""
+
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_GET
+
+from memory_review.audit.models import Transition
+from memory_review.memories import selectors
+from memory_review.tenancy.access import get_membership, tenants_for
+
+
+@require_GET
+@login_required
+def home(request: HttpRequest) -> HttpResponse:
+    tenants = tenants_for(request.user)
+    if len(tenants) == 1:
+        return redirect("tenant-home", slug=tenants[0].slug)
+    return render(request, "review/home.html", {"tenants": tenants})
+
+
+@require_GET
+@login_required
+def tenant_home(request: HttpRequest, slug: str) -> HttpResponse:
+    membership = get_membership(request.user, slug)
+    tenant = membership.tenant
+    recent = Transition.objects.for_tenant(tenant).select_related("memory").order_by("-seq")[:10]
+    return render(
+        request,
+        "review/tenant_home.html",
+        {
+            "membership": membership,
+            "tenant": tenant,
+            "counts": selectors.status_counts(tenant),
+            "recent": recent,
+        },
+    )
+
+
+@require_GET
+@login_required
+def review_queue(request: HttpRequest, slug: str) -> HttpResponse:
+    membership = get_membership(request.user, slug)
+    return render(
+        request,
+        "review/review_queue.html",
+        {
+            "membership": membership,
+            "tenant": membership.tenant,
+            "memories": selectors.review_queue(membership.tenant),
+        },
+    )

@@ -1,0 +1,138 @@
+"""One env-driven settings module. Every knob has an environment variable and a local default.
+
+Databases, in order of precedence:
+* Oracle when ORACLE_DSN is set (thin mode, python-oracledb);
+* whatever DATABASE_URL names (e.g. postgres://127.0.0.1:5432/test);
+* SQLite under var/ otherwise.
+"""
+
+import os
+from pathlib import Path
+
+import dj_database_url
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+VAR_DIR = Path(os.environ.get("VAR_DIR", BASE_DIR / "var"))
+
+
+def env_bool(name: str, default: bool) -> bool:
+    value = os.environ.get(name)
+    if value is None:
+        return default
+    return value.strip().lower() in {"1", "true", "yes", "on"}
+
+
+def env_list(name: str, default: str = "") -> list[str]:
+    return [part.strip() for part in os.environ.get(name, default).split(",") if part.strip()]
+
+
+SECRET_KEY = os.environ.get("SECRET_KEY", "dev-only-insecure-key-change-me")
+DEBUG = env_bool("DEBUG", True)
+ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", "127.0.0.1,localhost,testserver")
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "django_htmx",
+    "template_partials",
+    "memory_review.tenancy",
+    "memory_review.memories",
+    "memory_review.assessments",
+    "memory_review.audit",
+    "memory_review.calibration",
+    "memory_review.review",
+    "memory_review.demo",
+    "memory_review.oracle",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django_htmx.middleware.HtmxMiddleware",
+    "memory_review.tenancy.middleware.RequestContextMiddleware",
+]
+
+ROOT_URLCONF = "memory_review.urls"
+WSGI_APPLICATION = "memory_review.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+
+def _database() -> dict:
+    if os.environ.get("ORACLE_DSN"):
+        return {
+            "ENGINE": "django.db.backends.oracle",
+            "NAME": os.environ["ORACLE_DSN"],  # host:port/service, thin mode
+            "USER": os.environ.get("ORACLE_USER", "memory_app"),
+            "PASSWORD": os.environ.get("ORACLE_PASSWORD", ""),
+            "OPTIONS": {},
+        }
+    if os.environ.get("DATABASE_URL"):
+        return dj_database_url.parse(os.environ["DATABASE_URL"], conn_max_age=60)
+    return {
+        "ENGINE": "django.db.backends.sqlite3",
+        "NAME": os.environ.get("SQLITE_PATH", VAR_DIR / "memory_review.sqlite3"),
+        "OPTIONS": {"timeout": 20},
+    }
+
+
+DATABASES = {"default": _database()}
+# Oracle: the schema that owns the tables, when the app connects as a user that does not.
+ORACLE_SCHEMA = os.environ.get("ORACLE_SCHEMA") or None
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+AUTH_PASSWORD_VALIDATORS = []  # demo users share one password; production uses SSO in front
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "home"
+LOGOUT_REDIRECT_URL = "login"
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = os.environ.get("TIME_ZONE", "UTC")
+USE_I18N = False
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STATIC_ROOT = VAR_DIR / "staticfiles"
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
+}
+
+# Oracle has no partial indexes: the live-subject rule is a function-based index in sql/,
+# and nulls_distinct is a PostgreSQL 15+ feature that the other backends cannot express.
+SILENCED_SYSTEM_CHECKS = ["models.W047"]
+
+# Celery: Redis as broker. A task is acknowledged after it ran, so a worker that dies mid-task
+# hands it back; one task at a time per worker process, so a redelivery waits for nobody.
+REDIS_URL = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")
+CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", REDIS_URL)
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)

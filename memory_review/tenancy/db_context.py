@@ -1,0 +1,50 @@
+"""The tenant the database enforces (DESIGN §6).
+
+On Oracle the VPD policies in sql/oracle/020_vpd.sql read SYS_CONTEXT('memory_ctx','tenant_id'),
+which only the trusted package memory_ctx_pkg may set. The app sets it at the start of each
+request (once the membership is known) and each Celery task, and clears it afterwards.
+PostgreSQL gets the same value as the `app.tenant_id` setting; SQLite has no such thing.
+"""
+
+from contextlib import contextmanager
+
+from django.conf import settings
+from django.db import connection
+
+
+def set_tenant(tenant_id: int) -> None:
+    if connection.vendor == "oracle":
+        with connection.cursor() as cursor:
+            cursor.callproc("memory_ctx_pkg.set_tenant", [tenant_id])
+    elif connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT set_config('app.tenant_id', %s, false)", [str(tenant_id)])
+
+
+def clear_tenant() -> None:
+    if connection.connection is None:
+        return  # nothing was opened, so nothing was set
+    if connection.vendor == "oracle":
+        with connection.cursor() as cursor:
+            cursor.callproc("memory_ctx_pkg.clear")
+    elif connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT set_config('app.tenant_id', '', false)")
+
+
+@contextmanager
+def tenant_context(tenant_id: int):
+    """For Celery tasks and commands: the database sees this tenant until the block ends."""
+    set_tenant(tenant_id)
+    try:
+        yield
+    finally:
+        clear_tenant()
+
+
+def use_owner_schema(sender, connection, **kwargs) -> None:
+    """connection_created hook: the Oracle app user does not own the tables it queries."""
+    schema = getattr(settings, "ORACLE_SCHEMA", None)
+    if connection.vendor == "oracle" and schema:
+        with connection.cursor() as cursor:
+            cursor.execute(f'ALTER SESSION SET CURRENT_SCHEMA = "{schema.upper()}"')

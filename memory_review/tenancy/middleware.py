@@ -1,0 +1,20 @@
+import uuid
+
+from .db_context import clear_tenant
+
+
+class RequestContextMiddleware:
+    """Gives each request an id that audit rows record (X-Request-ID when a proxy set one), and
+    clears the database's tenant context after the response, whatever the view did."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        request.request_id = (request.headers.get("X-Request-ID") or uuid.uuid4().hex)[:64]
+        try:
+            response = self.get_response(request)
+        finally:
+            clear_tenant()
+        response["X-Request-ID"] = request.request_id
+        return response

@@ -1,0 +1,51 @@
+"""The access boundary: tenants, who belongs to them, and in which role."""
+
+from django.conf import settings
+from django.db import models
+
+
+class Tenant(models.Model):
+    slug = models.SlugField(max_length=40, unique=True)
+    name = models.CharField(max_length=120)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return self.slug
+
+
+class Role(models.TextChoices):
+    REVIEWER = "reviewer", "Reviewer"
+    LEAD = "lead", "Support lead"
+    AUDITOR = "auditor", "Compliance auditor"
+    LABELER = "labeler", "Calibration labeler"
+    ADMIN = "admin", "Admin"
+
+
+class Membership(models.Model):
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="memberships")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships")
+    role = models.CharField(max_length=16, choices=Role.choices)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["tenant", "user"], name="membership_tenant_user_uq")]
+
+    def __str__(self) -> str:
+        return f"{self.user} in {self.tenant} as {self.role}"
+
+
+class TenantQuerySet(models.QuerySet):
+    """Every tenant-owned query starts with `.for_tenant(tenant)`."""
+
+    def for_tenant(self, tenant: Tenant) -> "TenantQuerySet":
+        return self.filter(tenant=tenant)
+
+
+class TenantOwned(models.Model):
+    """Base for every row that belongs to a tenant (DESIGN §2: every row carries `tenant`)."""
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.PROTECT, related_name="+")
+
+    objects = TenantQuerySet.as_manager()
+
+    class Meta:
+        abstract = True

@@ -1,0 +1,23 @@
+-- What Django's Oracle backend cannot express (DESIGN §8). Oracle has no partial indexes, and
+-- Django silently drops conditional UniqueConstraints there, so each one in the models is a
+-- function-based unique index here with the same name. Rows outside the condition map every
+-- column to NULL, and Oracle does not index an all-NULL key, so only rows inside it compete.
+-- Inside it, Oracle compares NULL scope columns as equal, which is what the models ask of
+-- PostgreSQL with nulls_distinct=False. The code guards the same rule (lifecycle.transition).
+
+-- memories.Memory memory_live_subject_uq: one live memory per subject and scope.
+CREATE UNIQUE INDEX memory_live_subject_uq ON memories_memory (
+  CASE WHEN status IN ('active', 'needs_review', 'frozen') AND deleted_at IS NULL THEN tenant_id END,
+  CASE WHEN status IN ('active', 'needs_review', 'frozen') AND deleted_at IS NULL THEN user_id END,
+  CASE WHEN status IN ('active', 'needs_review', 'frozen') AND deleted_at IS NULL THEN agent_id END,
+  CASE WHEN status IN ('active', 'needs_review', 'frozen') AND deleted_at IS NULL THEN thread_id END,
+  CASE WHEN status IN ('active', 'needs_review', 'frozen') AND deleted_at IS NULL THEN subject END
+)
+/
+
+-- assessments.PolicyVersion policy_one_per_mode_uq: per tenant one active, at most one shadow.
+CREATE UNIQUE INDEX policy_one_per_mode_uq ON assessments_policyversion (
+  CASE WHEN mode IN ('active', 'shadow') THEN tenant_id END,
+  CASE WHEN mode IN ('active', 'shadow') THEN mode END
+)
+/

@@ -1,0 +1,37 @@
+"""Shared named users per role and tenant, and a few factories (STYLE §9)."""
+
+import pytest
+
+from memory_review.tenancy.models import Role, Tenant
+from tests.factories import make_user
+
+
+def pytest_report_header(config):
+    from django.conf import settings
+
+    return f"database backend: {settings.DATABASES['default']['ENGINE'].rsplit('.', 1)[-1]}"
+
+
+@pytest.fixture
+def acme(db):
+    return Tenant.objects.create(slug="acme", name="Acme Support")
+
+
+@pytest.fixture
+def globex(db):
+    return Tenant.objects.create(slug="globex", name="Globex Logistics")
+
+
+@pytest.fixture
+def lead(acme):
+    return make_user("acme-lead", acme, Role.LEAD)
+
+
+@pytest.fixture
+def auditor(acme):
+    return make_user("acme-auditor", acme, Role.AUDITOR)
+
+
+@pytest.fixture
+def globex_lead(globex):
+    return make_user("globex-lead", globex, Role.LEAD)

@@ -1,0 +1,70 @@
+"""A few factories. Status changes go through the lifecycle, as in the product."""
+
+from django.contrib.auth import get_user_model
+from django.db import connection
+
+from memory_review.lifecycle import Actor, transition
+from memory_review.memories.models import Memory
+from memory_review.memories.services import event_record, memory_write
+from memory_review.tenancy.models import Membership, Tenant
+
+
+def make_user(username: str, tenant: Tenant | None = None, role: str | None = None):
+    user = get_user_model().objects.create_user(username=username, password="demo")
+    if tenant is not None:
+        Membership.objects.create(tenant=tenant, user=user, role=role)
+    return user
+
+
+_counter = iter(range(1, 10**9))
+
+
+def make_memory(tenant: Tenant, *, subject: str | None = None, content: str | None = None, **scope) -> Memory:
+    n = next(_counter)
+    event = event_record(tenant=tenant, source="chat", text=f"Customer said thing number {n}.", **scope)
+    return memory_write(
+        event=event,
+        kind="fact",
+        subject=subject or f"subject-{n}",
+        content=content or f"Fact number {n} about the customer.",
+        written_by="agent:support-bot",
+        **scope,
+    )
+
+
+# How to bring a fresh (active) memory into each status, through the lifecycle itself.
+ROUTE_TO = {
+    "active": [],
+    "needs_review": [("policy", "flag")],
+    "frozen": [("user", "freeze")],
+    "contradicted": [("policy", "contradict")],
+    "superseded": [("policy", "supersede")],
+    "expired": [("system", "expire")],
+    "deleted": [("user", "forget")],
+}
+
+
+def memory_in(tenant: Tenant, status: str) -> Memory:
+    memory = make_memory(tenant)
+    for kind, action in ROUTE_TO[status]:
+        transition(
+            obj=memory,
+            action=action,
+            actor=Actor(kind, "7" if kind == "user" else "setup"),
+            reason="test setup",
+            seen_version=memory.row_version,
+        )
+    return memory
+
+
+def without_append_only_trigger(sql: str, params: list) -> None:
+    """Tamper with audit rows the way an attacker with table access would: triggers off."""
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            cursor.execute("SET LOCAL session_replication_role = replica")  # user triggers off
+            cursor.execute(sql, params)
+            cursor.execute("SET LOCAL session_replication_role = origin")
+        else:
+            cursor.execute("DROP TRIGGER audit_transition_no_update")
+            cursor.execute("DROP TRIGGER audit_transition_no_delete")
+            cursor.execute(sql, params)

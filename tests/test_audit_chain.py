@@ -1,0 +1,137 @@
+"""The tamper-evident audit trail: a per-tenant hash chain and `verify_audit` (DESIGN §2)."""
+
+import pytest
+from django.core.management import CommandError, call_command
+from django.db import DatabaseError, connection, transaction
+
+from memory_review.audit import chain
+from memory_review.audit.models import Transition
+from memory_review.lifecycle import Actor, transition
+from tests.factories import make_memory, without_append_only_trigger
+
+
+def churn(tenant, memories: int = 10) -> None:
+    """Several transitions per memory: flag, freeze, unfreeze, contradict, restore."""
+    steps = [
+        ("policy", "flag"),
+        ("user", "freeze"),
+        ("user", "unfreeze"),
+        ("policy", "contradict"),
+        ("user", "restore"),
+    ]
+    for _ in range(memories):
+        memory = make_memory(tenant)
+        for kind, action in steps:
+            transition(
+                obj=memory,
+                action=action,
+                actor=Actor(kind, "9"),
+                reason=f"{action} in test",
+                seen_version=memory.row_version,
+            )
+
+
+@pytest.fixture
+def two_chains(acme, globex):
+    churn(acme)
+    churn(globex, memories=6)
+
+
+@pytest.mark.django_db
+def test_the_chains_of_two_tenants_are_intact_after_many_transitions(acme, globex, two_chains):
+    assert chain.verify(acme) is None
+    assert chain.verify(globex) is None
+    assert list(Transition.objects.for_tenant(acme).order_by("seq").values_list("seq", flat=True)) == list(
+        range(1, 51)
+    )
+    assert Transition.objects.for_tenant(globex).count() == 30
+
+
+@pytest.mark.django_db
+def test_each_row_points_at_the_hash_of_the_row_before_it(acme, two_chains):
+    rows = list(Transition.objects.for_tenant(acme).order_by("seq"))
+    assert rows[0].prev_hash == chain.GENESIS
+    assert all(later.prev_hash == earlier.hash for earlier, later in zip(rows, rows[1:], strict=False))
+
+
+@pytest.mark.django_db
+def test_verify_audit_passes_on_intact_chains(acme, two_chains, capsys):
+    call_command("verify_audit")
+    out = capsys.readouterr().out
+    assert "tenant acme: intact, 50 transitions" in out
+    assert "tenant globex: intact, 30 transitions" in out
+
+
+@pytest.mark.django_db
+def test_an_edited_reason_is_caught_and_named(acme, globex, two_chains, capsys):
+    row = Transition.objects.for_tenant(acme).get(seq=17)
+    without_append_only_trigger(
+        "UPDATE audit_transition SET reason = %s WHERE id = %s", ["nothing to see", row.pk]
+    )
+
+    with pytest.raises(CommandError, match="broken in 1 tenant"):
+        call_command("verify_audit")
+
+    err = capsys.readouterr().err
+    assert f"tenant acme: chain broken at #17 (transition id {row.pk}): row was edited" in err
+    assert chain.verify(globex) is None
+
+
+@pytest.mark.django_db
+def test_a_removed_row_is_caught_and_named(acme, two_chains):
+    row = Transition.objects.for_tenant(acme).get(seq=23)
+    without_append_only_trigger("DELETE FROM audit_transition WHERE id = %s", [row.pk])
+
+    problem = chain.verify(acme)
+
+    assert problem.seq == 23
+    assert "row #23 was removed (next row is #24)" in str(problem)
+
+
+@pytest.mark.django_db
+def test_a_removed_last_row_is_caught_by_the_chain_head(acme, two_chains):
+    row = Transition.objects.for_tenant(acme).get(seq=50)
+    without_append_only_trigger("DELETE FROM audit_transition WHERE id = %s", [row.pk])
+
+    problem = chain.verify(acme)
+
+    assert "the chain ends at #49 but its head says #50" in str(problem)
+
+
+@pytest.mark.django_db
+def test_a_rehashed_row_still_breaks_the_link_to_the_next_one(acme, two_chains):
+    """An attacker who recomputes the edited row's own hash is caught by the following row."""
+    row = Transition.objects.for_tenant(acme).get(seq=5)
+    row.reason = "rewritten"
+    without_append_only_trigger(
+        "UPDATE audit_transition SET reason = %s, hash = %s WHERE id = %s",
+        [row.reason, chain.row_hash(row), row.pk],
+    )
+
+    problem = chain.verify(acme)
+
+    assert problem.seq == 6
+    assert "prev_hash does not match" in problem.problem
+
+
+@pytest.mark.django_db
+def test_verify_audit_checks_one_tenant_when_asked(acme, globex, two_chains, capsys):
+    row = Transition.objects.for_tenant(acme).get(seq=3)
+    without_append_only_trigger("UPDATE audit_transition SET actor = %s WHERE id = %s", ["user:1", row.pk])
+
+    call_command("verify_audit", tenant="globex")
+    assert "tenant globex: intact" in capsys.readouterr().out
+    with pytest.raises(CommandError):
+        call_command("verify_audit", tenant="acme")
+    with pytest.raises(CommandError, match="no tenant with slug 'initech'"):
+        call_command("verify_audit", tenant="initech")
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("sql", ["UPDATE audit_transition SET reason = 'x'", "DELETE FROM audit_transition"])
+def test_the_database_refuses_to_change_or_remove_audit_rows(acme, two_chains, sql):
+    with pytest.raises(DatabaseError, match="append-only"), transaction.atomic():
+        with connection.cursor() as cursor:
+            cursor.execute(sql)
+    assert Transition.objects.count() == 80
+    assert chain.verify(acme) is None

@@ -1,0 +1,73 @@
+"""The Oracle path, checked offline: no Oracle server runs on these machines (DESIGN §8)."""
+
+import re
+
+from django.apps import apps
+
+from memory_review.oracle.render import conditional_unique_constraints, render
+from memory_review.oracle.scripts import GENERATED, SQL_DIR, script_paths, statements
+
+
+def test_the_rendered_oracle_schema_matches_the_migrations():
+    on_disk = (SQL_DIR / GENERATED).read_text()
+    assert render() == on_disk, "sql/oracle/010_schema.sql is stale: run `python manage.py render_oracle_sql`"
+
+
+def test_every_partial_unique_constraint_has_a_function_based_index_on_oracle():
+    """Django drops conditional unique constraints on Oracle without a word; sql/ must not."""
+    rendered = "\n".join(line for line in render().lower().splitlines() if not line.startswith("--"))
+    indexes = "\n".join(path.read_text() for path in script_paths()).lower()
+    constraints = conditional_unique_constraints()
+    assert constraints, "expected the live-subject and policy-mode rules"
+    for model, name in constraints:
+        assert name not in rendered, f"{model}.{name} unexpectedly reached Oracle through Django"
+        assert re.search(rf"create unique index {name} on \w+ \(\s*case when", indexes), (
+            f"{model}.{name} would silently vanish on Oracle: "
+            "add a function-based index to sql/oracle/030_indexes.sql"
+        )
+
+
+def test_every_table_that_carries_a_tenant_has_a_vpd_policy_with_update_check():
+    vpd = (SQL_DIR / "020_vpd.sql").read_text()
+    tables = sorted(
+        model._meta.db_table.upper()
+        for model in apps.get_models()
+        if any(field.name == "tenant" for field in model._meta.fields)
+        and model._meta.app_label not in {"tenancy"}
+    )
+    policied = set(re.findall(r"object_name\s*=>\s*'(\w+)'", vpd))
+    assert set(tables) == policied
+    assert vpd.count("update_check    => TRUE") == len(tables)
+
+
+def test_no_model_filters_on_a_text_column_in_its_constraints_or_indexes():
+    """TextField is NCLOB on Oracle: it cannot be indexed or compared."""
+    for model in apps.get_models():
+        text_columns = {f.name for f in model._meta.fields if f.get_internal_type() == "TextField"}
+        named = set()
+        for item in [*model._meta.indexes, *model._meta.constraints]:
+            named.update(getattr(item, "fields", ()) or ())
+        assert not text_columns & named, f"{model._meta.label} indexes an NCLOB column"
+
+
+def test_scripts_split_like_sqlplus():
+    script = """
+-- a comment
+CREATE UNIQUE INDEX a_uq ON t (CASE WHEN x = 1 THEN y END);
+/
+CREATE OR REPLACE PACKAGE BODY p AS
+  PROCEDURE q IS BEGIN NULL; END q;
+END p;
+/
+"""
+    assert statements(script) == [
+        "CREATE UNIQUE INDEX a_uq ON t (CASE WHEN x = 1 THEN y END)",
+        "CREATE OR REPLACE PACKAGE BODY p AS\n  PROCEDURE q IS BEGIN NULL; END q;\nEND p;",
+    ]
+
+
+def test_every_hand_written_script_parses_into_statements():
+    counts = {path.name: len(statements(path.read_text())) for path in script_paths()}
+    assert counts["000_context.sql"] == 3
+    assert counts["020_vpd.sql"] == 12  # the function and eleven policies
+    assert counts["030_indexes.sql"] == 2

@@ -1,0 +1,67 @@
+"""Races end in a clear conflict, not a silent overwrite (STYLE §5). PostgreSQL only: SQLite's
+select_for_update() is a no-op and it has one writer at a time, so it cannot show a race."""
+
+import threading
+
+import pytest
+from django.db import connection, connections
+
+from memory_review.audit import chain
+from memory_review.audit.models import Transition
+from memory_review.lifecycle import Actor, StaleVersion, transition
+from memory_review.memories.models import Memory
+from tests.factories import make_memory
+
+pytestmark = pytest.mark.skipif(
+    connection.vendor != "postgresql",
+    reason="needs PostgreSQL: row locks are a no-op on SQLite (make test runs the PostgreSQL pass)",
+)
+
+RACES = 50
+
+
+def race(memory: Memory, seen: int) -> list[str]:
+    """Two threads, each on its own connection, move the same memory at the same moment."""
+    barrier = threading.Barrier(2)
+    outcomes: list[str] = []
+    lock = threading.Lock()
+
+    def contender(action: str, who: str) -> None:
+        try:
+            barrier.wait()
+            transition(
+                obj=Memory.objects.get(pk=memory.pk),
+                action=action,
+                actor=Actor("user", who),
+                reason=f"user {who} wants to {action}",
+                seen_version=seen,
+            )
+            result = "won"
+        except StaleVersion:
+            result = "conflict"
+        finally:
+            connections.close_all()
+        with lock:
+            outcomes.append(result)
+
+    threads = [threading.Thread(target=contender, args=args) for args in (("freeze", "1"), ("flag", "2"))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=30)
+    return outcomes
+
+
+@pytest.mark.django_db(transaction=True)
+def test_exactly_one_of_two_simultaneous_reviewers_wins_every_race(acme):
+    for _ in range(RACES):
+        memory = make_memory(acme)
+        outcomes = race(memory, memory.row_version)
+
+        assert sorted(outcomes) == ["conflict", "won"]
+        stored = Memory.objects.get(pk=memory.pk)
+        assert stored.row_version == memory.row_version + 1
+        assert Transition.objects.filter(memory=memory).count() == 1
+
+    assert Transition.objects.for_tenant(acme).count() == RACES
+    assert chain.verify(acme) is None
