@@ -151,7 +151,7 @@ def transition(
         row.status = target
         row.row_version += 1
         try:
-            row.save(update_fields=["status", "row_version"])
+            row.save(update_fields=["status", "row_version", "updated_at"])
         except IntegrityError as exc:  # a concurrent write won the subject first
             raise _subject_taken(action, row) from exc
         audit = chain.append(

@@ -172,6 +172,7 @@ class PromotionCandidate(TenantOwned, Scope):
     )
     row_version = models.PositiveIntegerField(default=1)
     created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
 
     def __str__(self) -> str:
         return f"candidate {self.pk}: {self.subject}"

@@ -64,11 +64,13 @@ def memory_write(
     supersedes: Memory | None = None,
     actor: Actor | None = None,
     reason: str | None = None,
+    verdict=None,
 ) -> Memory:
     """Store a memory verbatim, tied to the event it came from.
 
     With `supersedes`, the old memory is moved to `superseded` by `actor` first (one live memory
-    per subject and scope), and the new one enters as its next version, linked `supersedes`.
+    per subject and scope), and the new one enters as its next version, linked `supersedes`;
+    `verdict` is the vote that caused it, when a policy did.
     """
     if event.erased_at is not None:
         raise LifecycleError("cannot write a memory from an erased event")
@@ -88,6 +90,7 @@ def memory_write(
             actor=actor,
             reason=reason or f"superseded by event {event.pk}",
             seen_version=supersedes.row_version,
+            verdict=verdict,
         )
         version = supersedes.version + 1
     memory = Memory(

@@ -75,6 +75,7 @@ class Migration(migrations.Migration):
                 ('status', models.CharField(choices=[('proposed', 'Proposed'), ('needs_review', 'Needs review'), ('approved', 'Approved'), ('rejected', 'Rejected')], default='proposed', max_length=16)),
                 ('row_version', models.PositiveIntegerField(default=1)),
                 ('created_at', models.DateTimeField(auto_now_add=True)),
+                ('updated_at', models.DateTimeField(auto_now=True)),
                 ('assessment', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='candidates', to='assessments.assessment')),
                 ('memory', models.OneToOneField(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='candidate', to='memories.memory')),
                 ('source_event', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='candidates', to='memories.sourceevent')),

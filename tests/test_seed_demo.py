@@ -1,0 +1,49 @@
+"""`seed_demo` gives a newcomer real-looking work, and running it twice changes nothing."""
+
+import pytest
+from django.apps import apps
+from django.core.management import call_command
+
+from memory_review.audit import chain
+from memory_review.memories.models import Memory, MemoryStatus
+from memory_review.tenancy.models import Tenant
+
+
+def row_counts() -> dict[str, int]:
+    return {model._meta.label: model.objects.count() for model in apps.get_models()}
+
+
+@pytest.mark.django_db
+def test_seeding_twice_gives_the_same_counts(capsys):
+    call_command("seed_demo")
+    first = row_counts()
+    call_command("seed_demo")
+
+    assert row_counts() == first
+    assert "Nothing changed" in capsys.readouterr().out
+
+
+@pytest.mark.django_db
+def test_each_demo_tenant_has_work_in_every_status_and_an_intact_audit_chain():
+    call_command("seed_demo")
+    for tenant in Tenant.objects.all():
+        memories = Memory.objects.for_tenant(tenant)
+        assert memories.count() >= 60
+        for status in MemoryStatus.values:
+            assert memories.filter(status=status).exists(), f"{tenant.slug} has no {status} memory"
+        assert memories.needs_review().count() >= 12
+        assert chain.verify(tenant) is None
+
+
+@pytest.mark.django_db
+def test_the_demo_lead_logs_in_and_sees_the_review_queue(client):
+    call_command("seed_demo")
+    assert client.login(username="acme-lead", password="demo")
+
+    response = client.get("/t/acme/review/")
+
+    assert response.status_code == 200
+    queue = list(response.context["memories"])
+    assert len(queue) >= 12
+    assert all(memory.tenant.slug == "acme" for memory in queue)
+    assert queue[0].content in response.content.decode()
