@@ -24,10 +24,14 @@ demo: install
 	@mkdir -p var
 	$(BIN)/python manage.py migrate --noinput -v0
 	$(BIN)/python manage.py seed_demo
+	@test -f var/api-token || $(BIN)/python manage.py create_api_token --tenant acme --name demo-agent > var/api-token
 	@echo ""
-	@echo "memory-review is serving on http://127.0.0.1:$(PORT)/  (Ctrl-C stops it)"
 	@echo "Log in as acme-lead / demo (also: acme-reviewer, acme-auditor, acme-labeler, globex-lead, admin; all with password demo)"
-	$(BIN)/python manage.py runserver 127.0.0.1:$(PORT)
+	@echo "Agents' API token for acme (in var/api-token): $$(cat var/api-token)"
+	@echo "  curl -H \"Authorization: Bearer $$(cat var/api-token)\" -H 'Content-Type: application/json' \\"
+	@echo "       -d '{\"text\": \"We moved production to eu-central-1 last night.\", \"source\": \"slack\"}' \\"
+	@echo "       http://127.0.0.1:$(PORT)/api/v1/t/acme/events"
+	$(BIN)/python manage.py run_demo --port $(PORT)
 
 check: install
 	$(BIN)/python manage.py check --fail-level WARNING

@@ -47,6 +47,7 @@ INSTALLED_APPS = [
     "memory_review.review",
     "memory_review.demo",
     "memory_review.oracle",
+    "memory_review.api",
 ]
 
 MIDDLEWARE = [
@@ -74,6 +75,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "memory_review.review.context.jev_mode",
             ],
         },
     },
@@ -122,6 +124,8 @@ LOGGING = {
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
+    # One line per HTTP request to Jev is noise; failures surface on the assessment.
+    "loggers": {name: {"level": "WARNING"} for name in ("httpx", "httpx2", "typesafe_sdk")},
 }
 
 # Oracle has no partial indexes: the live-subject rule is a function-based index in sql/,
@@ -136,3 +140,42 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
+# How long Redis waits before handing an unacknowledged task (its worker died) to another.
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    "visibility_timeout": int(os.environ.get("CELERY_VISIBILITY_TIMEOUT", 600))
+}
+if CELERY_BROKER_URL.startswith("filesystem://"):
+    # The broker that needs no server: `make demo` falls back to it when Redis is unreachable.
+    _broker_dir = str(VAR_DIR / "broker")
+    CELERY_BROKER_TRANSPORT_OPTIONS = {"data_folder_in": _broker_dir, "data_folder_out": _broker_dir}
+
+
+def env_float(name: str, default: float) -> float:
+    return float(os.environ.get(name, default))
+
+
+def env_int(name: str, default: int) -> int:
+    return int(os.environ.get(name, default))
+
+
+# Jev (TypeSafe System One). With no API key, the same SDK talks to the offline stand-in.
+TYPESAFE_API_KEY = os.environ.get("TYPESAFE_API_KEY", "")
+TYPESAFE_BASE_URL = os.environ.get("TYPESAFE_BASE_URL") or None
+JEV_STANDIN_URL = os.environ.get("JEV_STANDIN_URL", "http://127.0.0.1:8765")
+JEV_MODEL = os.environ.get("JEV_MODEL", "jev-1.13.0")
+JEV_USD_PER_MILLION_INPUT = env_float("JEV_USD_PER_MILLION_INPUT", 0.042)
+JEV_TIMEOUT_S = env_float("JEV_TIMEOUT_S", 10.0)
+JEV_MAX_TRIES = env_int("JEV_MAX_TRIES", 4)
+JEV_BACKOFF_S = env_float("JEV_BACKOFF_S", 0.5)
+JEV_BACKOFF_MAX_S = env_float("JEV_BACKOFF_MAX_S", 8.0)
+JEV_MAX_CONCURRENCY = env_int("JEV_MAX_CONCURRENCY", 16)
+JEV_REQUESTS_PER_MINUTE = env_int("JEV_REQUESTS_PER_MINUTE", 1200)
+# Invalidation batching (DESIGN §4, seeds/003).
+JEV_SCREEN_ABOVE = env_int("JEV_SCREEN_ABOVE", 200)
+JEV_BATCH_SIZE = env_int("JEV_BATCH_SIZE", 20)
+JEV_SCREEN_BATCH_SIZE = env_int("JEV_SCREEN_BATCH_SIZE", 100)
+JEV_REQUEST_TOKENS = env_int("JEV_REQUEST_TOKENS", 64_000)
+JEV_STATE_TOKENS = env_int("JEV_STATE_TOKENS", 32_000)
+
+# The agents' API.
+API_MAX_TEXT_CHARS = env_int("API_MAX_TEXT_CHARS", 20_000)

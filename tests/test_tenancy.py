@@ -31,6 +31,7 @@ def both_tenants_have_data(acme, globex):
             assessment=assessment,
             memory=first,
             event=first.source_event,
+            row_version=first.row_version,
             disposition="uncertain",
         )
         transition(

@@ -69,6 +69,11 @@ class Assessment(TenantOwned):
     state = models.CharField(max_length=8, choices=State.choices, default=State.QUEUED)
     error = models.TextField(null=True, blank=True)
     offline_standin = models.BooleanField(default=False)
+    remember_successor = models.BooleanField(
+        default=False, help_text="Store the event verbatim as the successor of what it supersedes."
+    )
+    candidates_total = models.PositiveIntegerField(default=0, help_text="Memories in the event's scope.")
+    candidates_screened_out = models.PositiveIntegerField(default=0)
     created_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 
@@ -102,6 +107,7 @@ class Verdict(TenantOwned):
     hypothetical = models.FloatField(null=True, blank=True)
     directive = models.FloatField(null=True, blank=True)
     disposition = models.CharField(max_length=16, choices=Disposition.choices)
+    row_version = models.PositiveIntegerField(help_text="The memory's row version when it was judged.")
     proposed_status = models.CharField(max_length=16, null=True, blank=True)
     applied = models.BooleanField(default=False)
     shadow_policy = models.ForeignKey(
@@ -163,6 +169,9 @@ class PromotionCandidate(TenantOwned, Scope):
     policy_decision = models.CharField(max_length=8, choices=Decision.choices, null=True, blank=True)
     reviewer_decision = models.CharField(max_length=8, choices=Decision.choices, null=True, blank=True)
     reviewed_by = models.CharField(max_length=120, null=True, blank=True)
+    disagreement = models.BooleanField(
+        null=True, blank=True, help_text="The reviewer decided otherwise than the policy would have."
+    )
     memory = models.OneToOneField(
         Memory, on_delete=models.PROTECT, null=True, blank=True, related_name="candidate"
     )

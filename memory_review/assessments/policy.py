@@ -22,6 +22,9 @@ class Thresholds:
     partial_min: float = 0.85
     replace_min: float = 0.60
     margin: float = 0.05
+    # Above JEV_SCREEN_ABOVE candidates, a one-question screen keeps only memories scoring at
+    # least this; low on purpose, since a dropped bearing memory is never judged.
+    screen_min: float = 0.30
     review_only_sources: tuple[str, ...] = ()
     # Promotion (seeds/000): supported and scope_fits high, conflict low.
     supported_min: float = 0.90
@@ -43,7 +46,12 @@ class Thresholds:
                 values[name] = tuple(value)
             elif isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
                 raise ValueError(f"policy key {name} must be a number in [0, 1], got {value!r}")
-        return cls(**values)
+        policy = cls(**values)
+        if policy.contradict_max > policy.confirm_min:
+            raise ValueError(
+                f"contradict_max ({policy.contradict_max}) must not exceed confirm_min ({policy.confirm_min})"
+            )
+        return policy
 
     def to_data(self) -> dict:
         data = asdict(self)
@@ -55,12 +63,36 @@ DEFAULTS = Thresholds()
 
 # What each disposition proposes for a memory; None means "no status change".
 PROPOSED_STATUS = {
+    Disposition.NO_SOURCE: MemoryStatus.NEEDS_REVIEW,
+    Disposition.EXPIRED: MemoryStatus.EXPIRED,
     Disposition.CONFIRMED: MemoryStatus.ACTIVE,
     Disposition.PARTIAL: MemoryStatus.NEEDS_REVIEW,
     Disposition.UNCERTAIN: MemoryStatus.NEEDS_REVIEW,
     Disposition.SUPERSEDED: MemoryStatus.SUPERSEDED,
     Disposition.CONTRADICTED: MemoryStatus.CONTRADICTED,
 }
+
+# What the policy does with a disposition: (action, statuses it acts on). Anything else about a
+# memory (a frozen one, a confirmed active one, a directive) changes nothing.
+POLICY_ACTIONS: dict[str, tuple[str, frozenset[str]]] = {
+    Disposition.CONFIRMED: ("confirm", frozenset({MemoryStatus.NEEDS_REVIEW})),
+    Disposition.UNCERTAIN: ("flag", frozenset({MemoryStatus.ACTIVE})),
+    Disposition.PARTIAL: ("flag", frozenset({MemoryStatus.ACTIVE})),
+    Disposition.NO_SOURCE: ("flag", frozenset({MemoryStatus.ACTIVE})),
+    Disposition.CONTRADICTED: ("contradict", frozenset({MemoryStatus.ACTIVE, MemoryStatus.NEEDS_REVIEW})),
+    Disposition.SUPERSEDED: ("supersede", frozenset({MemoryStatus.ACTIVE, MemoryStatus.NEEDS_REVIEW})),
+}
+
+# Dispositions whose still_true vote is about this memory (it becomes p_true).
+BEARING = frozenset(
+    {
+        Disposition.CONFIRMED,
+        Disposition.UNCERTAIN,
+        Disposition.PARTIAL,
+        Disposition.CONTRADICTED,
+        Disposition.SUPERSEDED,
+    }
+)
 
 _KILLS = {Disposition.CONTRADICTED, Disposition.SUPERSEDED, Disposition.PARTIAL}
 
@@ -74,9 +106,10 @@ def decide(votes: dict[str, float], *, source: str, policy: Thresholds = DEFAULT
     if votes["hypothetical"] >= policy.hypothetical_max:
         return Disposition.HYPOTHETICAL
     still_true = votes["still_true"]
-    if still_true >= policy.confirm_min + policy.margin:
+    # Rounded so 0.55 + 0.05 is 0.60, not 0.6000000000000001: a vote on the line is inside.
+    if still_true >= round(policy.confirm_min + policy.margin, 9):
         return Disposition.CONFIRMED
-    if still_true > policy.contradict_max - policy.margin:
+    if still_true > round(policy.contradict_max - policy.margin, 9):
         return Disposition.UNCERTAIN
     if votes["partial"] >= policy.partial_min:
         disposition = Disposition.PARTIAL

@@ -26,7 +26,6 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import timedelta
-from decimal import Decimal
 from typing import NamedTuple
 
 from django.contrib.auth import get_user_model
@@ -35,9 +34,10 @@ from django.db.models import Count
 from django.utils import timezone
 
 from memory_review.assessments import policy
+from memory_review.assessments.invalidation import apply_verdicts
+from memory_review.assessments.jev import cost_usd
 from memory_review.assessments.models import (
     Assessment,
-    Disposition,
     PolicyVersion,
     PromotionCandidate,
     Verdict,
@@ -197,8 +197,6 @@ MODEL_NAME = "seed_demo"  # not a model: the votes below are hand-written demo d
 QUESTION_SET = "seed-demo"
 POLICY_LABEL = "v1"
 # Jev's published input rate (DESIGN §4), used to give the demo assessments a plausible cost.
-USD_PER_MILLION_INPUT_TOKENS = Decimal("0.042")
-SUCCESSOR_CONFIDENCE = 0.9
 
 # --------------------------------------------------------------------------------------------
 # Acme Support: a customer-support / e-commerce agent (support-bot, returns-agent,
@@ -1561,23 +1559,9 @@ TENANTS = [
 # What the policy does with each disposition, and from which statuses (DESIGN §3). Frozen is in
 # none of them: frozen memories are judged, never moved. Unrelated, directive and hypothetical
 # are logged and change nothing.
-POLICY_ACTIONS: dict[str, tuple[str, frozenset[str]]] = {
-    Disposition.CONFIRMED: ("confirm", frozenset({MemoryStatus.NEEDS_REVIEW})),
-    Disposition.UNCERTAIN: ("flag", frozenset({MemoryStatus.ACTIVE})),
-    Disposition.PARTIAL: ("flag", frozenset({MemoryStatus.ACTIVE})),
-    Disposition.CONTRADICTED: ("contradict", frozenset({MemoryStatus.ACTIVE, MemoryStatus.NEEDS_REVIEW})),
-    Disposition.SUPERSEDED: ("supersede", frozenset({MemoryStatus.ACTIVE, MemoryStatus.NEEDS_REVIEW})),
-}
 
 # Dispositions that carry a bearing still_true vote, so they update p_true (DESIGN §2). Form
 # checks (directive, hypothetical) are logged only: a question must not move p_true either.
-BEARING = {
-    Disposition.CONFIRMED,
-    Disposition.UNCERTAIN,
-    Disposition.PARTIAL,
-    Disposition.SUPERSEDED,
-    Disposition.CONTRADICTED,
-}
 
 HUMAN_ACTIONS = {"freeze", "unfreeze", "approve", "restore", "forget"}
 
@@ -1682,7 +1666,6 @@ class _TenantSeeder:
         self.tenant = tenant
         self.spec = spec
         self.lead = Actor.user(lead)
-        self.policy_actor = Actor.policy(POLICY_LABEL)
         self.now = timezone.now()
         self.events: dict[str, SourceEvent] = {}
         self.memories: dict[str, int] = {}  # key -> pk; rows are re-read before each change
@@ -1781,6 +1764,7 @@ class _TenantSeeder:
                 assessment=assessment,
                 memory=memory,
                 event=event,
+                row_version=memory.row_version,
                 disposition=disposition,
                 proposed_status=policy.PROPOSED_STATUS.get(disposition),
                 **votes,
@@ -1788,50 +1772,17 @@ class _TenantSeeder:
             verdicts.append((key, verdict))
             self._record_check(memory, disposition, votes["still_true"])
 
-        # Only now, with the whole record written, does anything change status.
-        for key, verdict in verdicts:
-            self._apply(verdict, event, successor_key=step.successors.get(key))
+        # Only now, with the whole record written, does anything change status, through the
+        # same code the worker runs.
+        if step.successors:
+            Assessment.objects.filter(pk=assessment.pk).update(remember_successor=True)
+            assessment.remember_successor = True
+        successors = apply_verdicts(assessment)
+        for key, successor_key in step.successors.items():
+            self._keep(successor_key, successors[self.memories[key]])
         assessment.state = Assessment.State.DONE
         assessment.finished_at = timezone.now()
         assessment.save(update_fields=["state", "finished_at"])
-
-    def _apply(self, verdict: Verdict, event: SourceEvent, *, successor_key: str | None) -> None:
-        if verdict.disposition not in POLICY_ACTIONS:
-            return
-        action, from_statuses = POLICY_ACTIONS[verdict.disposition]
-        memory = Memory.objects.get(pk=verdict.memory_id)
-        if memory.status not in from_statuses:
-            return  # e.g. confirmed while already active, or anything about a frozen memory
-        reason = _verdict_reason(verdict, event)
-        if action == "supersede" and successor_key:
-            # The event, verbatim, becomes the successor (DESIGN §3); memory_write performs the
-            # supersede transition itself, with the verdict that caused it.
-            successor = memory_write(
-                event=event,
-                kind=memory.kind,
-                subject=memory.subject,
-                content=event.text,
-                written_by=str(self.policy_actor),
-                user_id=memory.user_id,
-                agent_id=memory.agent_id,
-                thread_id=memory.thread_id,
-                confidence=SUCCESSOR_CONFIDENCE,
-                supersedes=memory,
-                actor=self.policy_actor,
-                reason=reason,
-                verdict=verdict,
-            )
-            self._keep(successor_key, successor)
-        else:
-            transition(
-                obj=memory,
-                action=action,
-                actor=self.policy_actor,
-                reason=reason,
-                seen_version=memory.row_version,
-                verdict=verdict,
-            )
-        Verdict.objects.filter(pk=verdict.pk).update(applied=True)
 
     def _act(self, step: Act) -> None:
         if step.action not in HUMAN_ACTIONS:
@@ -1914,7 +1865,7 @@ class _TenantSeeder:
         # Not a status change: p_true and last_checked_at are what the assessment worker keeps
         # up to date. No row_version bump, as they do not race with a reviewer's decision.
         fields = {"last_checked_at": timezone.now()}
-        if disposition in BEARING:
+        if disposition in policy.BEARING:
             fields["p_true"] = still_true
         Memory.objects.filter(pk=memory.pk).update(**fields)
 
@@ -1925,9 +1876,7 @@ def _usage(*, memories: int, text: str) -> dict:
     # About 700 tokens of event-level questions per request, 1,400 per memory judged, plus the
     # event text at four characters a token.
     input_tokens = requests * 700 + memories * 1400 + len(text) // 4
-    cost = (Decimal(input_tokens) * USD_PER_MILLION_INPUT_TOKENS / Decimal(1_000_000)).quantize(
-        Decimal("0.00000001")
-    )
+    cost = cost_usd(input_tokens)
     return {
         "model_name": MODEL_NAME,
         "question_set_version": QUESTION_SET,
@@ -1936,25 +1885,6 @@ def _usage(*, memories: int, text: str) -> dict:
         "cost_usd": cost,
         "latency_ms": 90 + 35 * memories + len(text) % 60,
     }
-
-
-def _verdict_reason(verdict: Verdict, event: SourceEvent) -> str:
-    votes = {
-        Disposition.CONFIRMED: f"still_true {verdict.still_true:.2f}",
-        Disposition.UNCERTAIN: f"still_true {verdict.still_true:.2f} (inside the review band)",
-        Disposition.PARTIAL: f"still_true {verdict.still_true:.2f}, partial {verdict.partial:.2f}",
-        Disposition.SUPERSEDED: (f"still_true {verdict.still_true:.2f}, replaces {verdict.replaces:.2f}"),
-        Disposition.CONTRADICTED: (f"still_true {verdict.still_true:.2f}, replaces {verdict.replaces:.2f}"),
-    }[verdict.disposition]
-    return (
-        f"{verdict.disposition} by policy {POLICY_LABEL}: {votes} on {event.source} event "
-        f"'{_snippet(event.text)}'"
-    )
-
-
-def _snippet(text: str, limit: int = 70) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
 def _tenant_report(tenant: Tenant, *, seeded: bool) -> TenantReport:

@@ -13,7 +13,7 @@ from .models import Memory, MemoryLink, SourceEvent, content_hash
 ERASED = "[erased]"
 
 
-def _clean_scope(value: str | None) -> str | None:
+def clean_scope(value: str | None) -> str | None:
     # '' is NULL on Oracle: never let it mean something different from "broader".
     value = (value or "").strip()
     return value or None
@@ -39,10 +39,10 @@ def event_record(
         source=source,
         text=text,
         text_hash=content_hash(text),
-        user_id=_clean_scope(user_id),
-        agent_id=_clean_scope(agent_id),
-        thread_id=_clean_scope(thread_id),
-        run_id=_clean_scope(run_id),
+        user_id=clean_scope(user_id),
+        agent_id=clean_scope(agent_id),
+        thread_id=clean_scope(thread_id),
+        run_id=clean_scope(run_id),
         occurred_at=occurred_at or timezone.now(),
     )
 
@@ -62,6 +62,7 @@ def memory_write(
     valid_from: datetime | None = None,
     valid_until: datetime | None = None,
     supersedes: Memory | None = None,
+    seen_version: int | None = None,
     actor: Actor | None = None,
     reason: str | None = None,
     verdict=None,
@@ -70,6 +71,7 @@ def memory_write(
 
     With `supersedes`, the old memory is moved to `superseded` by `actor` first (one live memory
     per subject and scope), and the new one enters as its next version, linked `supersedes`;
+    `seen_version` is the old memory's row version the actor decided on (default: as passed);
     `verdict` is the vote that caused it, when a policy did.
     """
     if event.erased_at is not None:
@@ -89,7 +91,7 @@ def memory_write(
             action="supersede",
             actor=actor,
             reason=reason or f"superseded by event {event.pk}",
-            seen_version=supersedes.row_version,
+            seen_version=supersedes.row_version if seen_version is None else seen_version,
             verdict=verdict,
         )
         version = supersedes.version + 1
@@ -101,9 +103,9 @@ def memory_write(
         content=content,
         content_hash=content_hash(content),
         written_by=written_by,
-        user_id=_clean_scope(user_id),
-        agent_id=_clean_scope(agent_id),
-        thread_id=_clean_scope(thread_id),
+        user_id=clean_scope(user_id),
+        agent_id=clean_scope(agent_id),
+        thread_id=clean_scope(thread_id),
         confidence=confidence,
         version=version,
         valid_from=valid_from or event.occurred_at,

@@ -49,3 +49,18 @@ class TenantOwned(models.Model):
 
     class Meta:
         abstract = True
+
+
+class ApiToken(models.Model):
+    """A tenant's key for the agents' API. Only a hash is stored; the token is shown once."""
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="api_tokens")
+    name = models.CharField(max_length=80)
+    prefix = models.CharField(max_length=12, unique=True, help_text="Public part, to find the row.")
+    token_hash = models.CharField(max_length=64)
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.prefix}…) for {self.tenant}"

@@ -1,0 +1,90 @@
+"""What the agents' API accepts, as pydantic models: strict types, unknown fields refused, and
+every error names its field. The OpenAPI schema is generated from these same models."""
+
+from datetime import datetime
+from typing import Annotated
+
+from django.conf import settings
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
+
+from memory_review.memories.models import Memory, SourceEvent
+
+
+def check_text(value: str) -> str:
+    if not value.strip():
+        raise ValueError("must not be blank")
+    if len(value) > settings.API_MAX_TEXT_CHARS:  # read per request, so tests and ops can change it
+        raise ValueError(f"is {len(value)} characters; the limit is {settings.API_MAX_TEXT_CHARS}")
+    return value
+
+
+def one_of(choices: list[str], what: str):
+    def check(value: str) -> str:
+        if value not in choices:
+            raise ValueError(f"unknown {what} {value!r}; expected one of {', '.join(choices)}")
+        return value
+
+    return AfterValidator(check)
+
+
+Text = Annotated[str, AfterValidator(check_text)]
+Kind = Annotated[str, one_of(Memory.Kind.values, "kind")]
+Source = Annotated[str, one_of(SourceEvent.Source.values, "source")]
+ScopeId = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=128)]
+Subject = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
+Author = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=100)]
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(strict=True, extra="forbid")
+
+
+class Scope(Strict):
+    """Who it is about. Leave a field out for "everyone": a broader scope."""
+
+    user_id: ScopeId | None = None
+    agent_id: ScopeId | None = None
+    thread_id: ScopeId | None = None
+
+
+class EventIn(Strict):
+    text: Text = Field(description="The evidence, verbatim.")
+    source: Source = Field(description=f"One of: {', '.join(SourceEvent.Source.values)}")
+    scope: Scope = Field(default_factory=Scope)
+    run_id: ScopeId | None = None
+    occurred_at: datetime | None = None
+    remember_successor: bool = Field(
+        default=False, description="Store the event verbatim as the successor of any memory it supersedes."
+    )
+
+
+class MemoryIn(Strict):
+    content: Text = Field(description="The memory, verbatim; it is never rewritten.")
+    kind: Kind
+    subject: Subject = Field(description="What it is about: one live memory per subject and scope.")
+    source_event_id: int = Field(description="The event it came from (provenance is required).")
+    scope: Scope = Field(default_factory=Scope)
+    confidence: float = Field(default=1.0, ge=0, le=1)
+    valid_until: datetime | None = Field(default=None, description="Hard TTL.")
+    written_by: Author = "agent"
+
+
+class CandidateIn(Strict):
+    claim: Text = Field(description="The proposed memory, verbatim.")
+    kind: Kind
+    subject: Subject
+    source_event_id: int | None = Field(description="The event that supports it; null is rejected by code.")
+    scope: Scope = Field(default_factory=Scope)
+    proposed_by: Author = "agent"
+
+
+def error_fields(exc) -> dict[str, str]:
+    """pydantic errors as {"field.path": "what is wrong"}."""
+    out = {}
+    for error in exc.errors():
+        where = ".".join(str(part) for part in error["loc"]) or "body"
+        message = error["msg"].removeprefix("Value error, ")
+        if error["type"] == "extra_forbidden":
+            message = "unknown field"
+        out.setdefault(where, message)
+    return out

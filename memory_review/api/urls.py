@@ -1,0 +1,11 @@
+from django.urls import path
+
+from . import views
+
+urlpatterns = [
+    path("openapi.json", views.openapi, name="api-openapi"),
+    path("t/<slug:slug>/events", views.events, name="api-events"),
+    path("t/<slug:slug>/memories", views.memories, name="api-memories"),
+    path("t/<slug:slug>/candidates", views.candidates, name="api-candidates"),
+    path("t/<slug:slug>/assessments/<int:pk>", views.assessment_detail, name="api-assessment"),
+]

@@ -1,0 +1,207 @@
+"""The agents' API, v1: JSON in, JSON out. Bad input is a 400 that names the field, and nothing
+is written; a missing or wrong token is a 401; another tenant's URL is a 404."""
+
+from collections import Counter
+from functools import wraps
+
+from django.db import transaction
+from django.http import Http404, HttpRequest, JsonResponse
+from django.shortcuts import get_object_or_404
+from django.views.decorators.csrf import csrf_exempt
+from django.views.decorators.http import require_GET, require_POST
+from pydantic import BaseModel, ValidationError
+
+from memory_review.assessments.invalidation import observe_event
+from memory_review.assessments.models import Assessment
+from memory_review.assessments.promotion import candidate_propose
+from memory_review.lifecycle import LifecycleError
+from memory_review.memories.models import SourceEvent
+from memory_review.memories.services import event_record, memory_write
+from memory_review.tenancy.db_context import set_tenant
+from memory_review.tenancy.tokens import token_authenticate
+
+from . import schemas
+from .openapi import schema
+
+
+def bad_request(fields: dict[str, str]) -> JsonResponse:
+    return JsonResponse({"error": "invalid input", "fields": fields}, status=400)
+
+
+def api_view(view):
+    """Authenticate the bearer token and resolve the tenant in the URL (404 if not the token's)."""
+
+    @csrf_exempt
+    @wraps(view)
+    def wrapper(request: HttpRequest, slug: str, *args, **kwargs):
+        header = request.headers.get("Authorization", "")
+        token = (
+            token_authenticate(header.removeprefix("Bearer ").strip())
+            if header.startswith("Bearer ")
+            else None
+        )
+        if token is None:
+            response = JsonResponse({"error": "missing or invalid API token"}, status=401)
+            response["WWW-Authenticate"] = 'Bearer realm="memory-review"'
+            return response
+        if token.tenant.slug != slug:
+            raise Http404("No such tenant")
+        set_tenant(token.tenant_id)  # cleared by RequestContextMiddleware
+        request.api_token = token
+        return view(request, token.tenant, *args, **kwargs)
+
+    return wrapper
+
+
+def parse(request: HttpRequest, model: type[BaseModel]):
+    """The validated body, or a 400 response naming what is wrong."""
+    if request.content_type != "application/json":
+        return bad_request({"body": "send JSON with Content-Type: application/json"})
+    try:
+        return model.model_validate_json(request.body or b"")
+    except ValidationError as exc:
+        return bad_request(schemas.error_fields(exc))
+
+
+def _event(tenant, pk: int) -> SourceEvent | None:
+    return SourceEvent.objects.for_tenant(tenant).filter(pk=pk).first()
+
+
+@require_POST
+@api_view
+def events(request: HttpRequest, tenant):
+    body = parse(request, schemas.EventIn)
+    if isinstance(body, JsonResponse):
+        return body
+    with transaction.atomic():
+        event = event_record(
+            tenant=tenant,
+            source=body.source,
+            text=body.text,
+            run_id=body.run_id,
+            occurred_at=body.occurred_at,
+            **body.scope.model_dump(),
+        )
+        assessment = observe_event(event=event, remember_successor=body.remember_successor)
+    return JsonResponse(
+        {
+            "event_id": event.pk,
+            "assessment_id": assessment.pk,
+            "state": assessment.state,
+            "assessment_url": f"/api/v1/t/{tenant.slug}/assessments/{assessment.pk}",
+        },
+        status=202,
+    )
+
+
+@require_POST
+@api_view
+def memories(request: HttpRequest, tenant):
+    body = parse(request, schemas.MemoryIn)
+    if isinstance(body, JsonResponse):
+        return body
+    event = _event(tenant, body.source_event_id)
+    if event is None:
+        return bad_request({"source_event_id": "no such event in this tenant"})
+    try:
+        memory = memory_write(
+            event=event,
+            kind=body.kind,
+            subject=body.subject,
+            content=body.content,
+            written_by=f"agent:{body.written_by}",
+            confidence=body.confidence,
+            valid_until=body.valid_until,
+            **body.scope.model_dump(),
+        )
+    except LifecycleError as exc:
+        return JsonResponse({"error": str(exc)}, status=409)
+    return JsonResponse(
+        {
+            "memory_id": memory.pk,
+            "status": memory.status,
+            "version": memory.version,
+            "subject": memory.subject,
+        },
+        status=201,
+    )
+
+
+@require_POST
+@api_view
+def candidates(request: HttpRequest, tenant):
+    body = parse(request, schemas.CandidateIn)
+    if isinstance(body, JsonResponse):
+        return body
+    event = None if body.source_event_id is None else _event(tenant, body.source_event_id)
+    if body.source_event_id is not None and event is None:
+        return bad_request({"source_event_id": "no such event in this tenant"})
+    with transaction.atomic():
+        candidate = candidate_propose(
+            tenant=tenant,
+            claim=body.claim,
+            kind=body.kind,
+            subject=body.subject,
+            source_event=event,
+            proposed_by=f"agent:{body.proposed_by}",
+            **body.scope.model_dump(),
+        )
+    return JsonResponse(
+        {
+            "candidate_id": candidate.pk,
+            "status": candidate.status,
+            "check_failed": candidate.check_failed,
+            "assessment_id": candidate.assessment_id,
+        },
+        status=202 if candidate.assessment_id else 201,
+    )
+
+
+@require_GET
+@api_view
+def assessment_detail(request: HttpRequest, tenant, pk: int):
+    assessment = get_object_or_404(Assessment.objects.for_tenant(tenant).select_related("policy"), pk=pk)
+    verdicts = list(assessment.verdicts.select_related("memory").order_by("pk"))
+    return JsonResponse(
+        {
+            "id": assessment.pk,
+            "purpose": assessment.purpose,
+            "state": assessment.state,
+            "error": assessment.error,
+            "event_id": assessment.event_id,
+            "model": assessment.model_name,
+            "offline_standin": assessment.offline_standin,
+            "question_set_version": assessment.question_set_version,
+            "policy": assessment.policy.label,
+            "requests": assessment.requests,
+            "retries": assessment.retries,
+            "input_tokens": assessment.input_tokens,
+            "cost_usd": str(assessment.cost_usd),
+            "latency_ms": assessment.latency_ms,
+            "counts": {
+                "candidates": assessment.candidates_total,
+                "screened_out": assessment.candidates_screened_out,
+                "verdicts": len(verdicts),
+                "applied": sum(v.applied for v in verdicts),
+                "by_disposition": dict(Counter(v.disposition for v in verdicts)),
+            },
+            "verdicts": [
+                {
+                    "memory_id": v.memory_id,
+                    "subject": v.memory.subject,
+                    "disposition": v.disposition,
+                    "votes": v.votes,
+                    "proposed_status": v.proposed_status,
+                    "applied": v.applied,
+                    "memory_status": v.memory.status,
+                    "shadow_disposition": v.shadow_disposition,
+                }
+                for v in verdicts
+            ],
+        }
+    )
+
+
+@require_GET
+def openapi(request: HttpRequest):
+    return JsonResponse(schema())

@@ -1,0 +1,178 @@
+"""The Jev client: the real typesafe-sdk over HTTP, with retries and limits this app owns.
+
+The SDK can retry by itself, but an assessment records how many tries each request took and
+how long they took, so the SDK's retries are off and this module retries instead: 429, 5xx,
+timeouts and connection errors, with exponential backoff that honours `retry-after`, a bounded
+number of times. A malformed body is not retried (asking again would not fix it).
+
+With no TYPESAFE_API_KEY the same SDK points at the offline stand-in (`manage.py jev_standin`),
+which says so in a response header; the assessment records it and every page shows it.
+"""
+
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from decimal import Decimal
+from functools import cache
+
+from django.conf import settings
+from typesafe_sdk import (
+    Noul,
+    RetryPolicy,
+    TypeSafeAPIConnectionError,
+    TypeSafeAPIError,
+    TypeSafeAPIResponseValidationError,
+    TypeSafeClient,
+    TypeSafeRateLimitError,
+)
+
+STANDIN_HEADER = "x-typesafe-standin"
+
+
+class JevError(Exception):
+    """Jev could not answer after the last try. Nothing may change because of this request."""
+
+    def __init__(self, message: str, *, tries: int):
+        super().__init__(message)
+        self.tries = tries
+
+
+@dataclass(frozen=True)
+class JevReply:
+    votes: dict[str, float]
+    model: str
+    input_tokens: int
+    latency_ms: int
+    tries: int
+    standin: bool
+
+
+def cost_usd(input_tokens: int) -> Decimal:
+    rate = Decimal(str(settings.JEV_USD_PER_MILLION_INPUT))
+    return (Decimal(input_tokens) * rate / Decimal(1_000_000)).quantize(Decimal("0.00000001"))
+
+
+class RateLimiter:
+    """A token bucket: at most `per_minute` requests a minute from this process, in bursts of a
+    second's worth. Jev allows 1,200 a minute; many workers share that by configuration."""
+
+    def __init__(self, per_minute: int, clock: Callable[[], float] = time.monotonic):
+        self.rate = per_minute / 60.0
+        self.capacity = max(1.0, self.rate)
+        self.tokens = self.capacity
+        self.clock = clock
+        self.updated = clock()
+        self.lock = threading.Lock()
+
+    def acquire(self) -> None:
+        while True:
+            with self.lock:
+                now = self.clock()
+                self.tokens = min(self.capacity, self.tokens + (now - self.updated) * self.rate)
+                self.updated = now
+                if self.tokens >= 1:
+                    self.tokens -= 1
+                    return
+                wait = (1 - self.tokens) / self.rate
+            time.sleep(wait)
+
+
+class Jev:
+    def __init__(
+        self,
+        *,
+        api_key: str,
+        base_url: str | None,
+        model: str,
+        timeout_s: float,
+        max_tries: int,
+        backoff_s: float,
+        backoff_max_s: float,
+        max_concurrency: int,
+        requests_per_minute: int,
+        sleep: Callable[[float], None] = time.sleep,
+    ):
+        self.model = model
+        self.max_tries = max(1, max_tries)
+        self.backoff_s, self.backoff_max_s = backoff_s, backoff_max_s
+        self.sleep = sleep
+        self.slots = threading.BoundedSemaphore(max_concurrency)
+        self.limiter = RateLimiter(requests_per_minute)
+        self.client = TypeSafeClient(
+            api_key=api_key,
+            base_url=base_url,
+            model=model,
+            timeout=timeout_s,
+            retry=RetryPolicy(max_retries=0),
+            compression=False,
+        )
+
+    def ask(self, state: Mapping, questions: Mapping[str, Noul]) -> JevReply:
+        """One System One request, retried as the module docstring says."""
+        started = time.monotonic()
+        for attempt in range(1, self.max_tries + 1):
+            try:
+                with self.slots:
+                    self.limiter.acquire()
+                    response = self.client.system_one(state=dict(state), questions=dict(questions))
+            except TypeSafeAPIResponseValidationError as exc:
+                raise JevError(f"Jev sent a malformed response: {exc}", tries=attempt) from exc
+            except (TypeSafeAPIConnectionError, TypeSafeAPIError) as exc:
+                if not _transient(exc) or attempt == self.max_tries:
+                    raise JevError(_describe(exc, attempt), tries=attempt) from exc
+                self.sleep(self._delay(exc, attempt))
+                continue
+            return JevReply(
+                votes={name: float(answer.noul) for name, answer in response.nouls.items()},
+                model=response.model,
+                input_tokens=response.usage.input_tokens or 0,
+                latency_ms=round((time.monotonic() - started) * 1000),
+                tries=attempt,
+                standin=response.raw_http_response.headers.get(STANDIN_HEADER) == "true",
+            )
+        raise AssertionError("unreachable")  # the loop returns or raises
+
+    def _delay(self, exc: Exception, attempt: int) -> float:
+        backoff = min(self.backoff_max_s, self.backoff_s * 2 ** (attempt - 1))
+        if isinstance(exc, TypeSafeRateLimitError) and exc.retry_after_ms is not None:
+            return max(backoff, exc.retry_after_ms / 1000)
+        return backoff
+
+
+def _transient(exc: Exception) -> bool:
+    if isinstance(exc, TypeSafeAPIConnectionError):  # includes timeouts
+        return True
+    return getattr(exc, "status", None) in {408, 429} or 500 <= (getattr(exc, "status", 0) or 0) < 600
+
+
+def _describe(exc: Exception, attempt: int) -> str:
+    status = getattr(exc, "status", None)
+    what = f"HTTP {status}" if status else type(exc).__name__
+    return f"Jev failed after {attempt} tr{'y' if attempt == 1 else 'ies'}: {what}: {exc}"
+
+
+def noul(question_id: str, instructions: str, yes: str, no: str) -> Noul:
+    criteria = {"true": f"Yes, e.g. {yes}", "false": f"No, e.g. {no}"} if yes and no else None
+    return Noul(instructions=instructions, criteria=criteria)
+
+
+def uses_standin() -> bool:
+    return not settings.TYPESAFE_API_KEY
+
+
+@cache
+def get_jev() -> Jev:
+    """One client per process: its connection pool, concurrency cap and rate limit are shared."""
+    standin = uses_standin()
+    return Jev(
+        api_key=settings.TYPESAFE_API_KEY or "offline-standin",
+        base_url=settings.JEV_STANDIN_URL if standin else settings.TYPESAFE_BASE_URL,
+        model=settings.JEV_MODEL,
+        timeout_s=settings.JEV_TIMEOUT_S,
+        max_tries=settings.JEV_MAX_TRIES,
+        backoff_s=settings.JEV_BACKOFF_S,
+        backoff_max_s=settings.JEV_BACKOFF_MAX_S,
+        max_concurrency=settings.JEV_MAX_CONCURRENCY,
+        requests_per_minute=settings.JEV_REQUESTS_PER_MINUTE,
+    )

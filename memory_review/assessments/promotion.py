@@ -1,0 +1,211 @@
+"""Promotion, in shadow mode (DESIGN §4, seeds/000): before a proposed memory becomes durable,
+code checks it, Jev votes (supported, scope_fits, conflict), and the policy's decision is only
+recorded. A reviewer decides; where they differ from the policy, that is a disagreement."""
+
+import time
+
+from django.db import transaction
+from django.utils import timezone
+
+from memory_review.lifecycle import Actor, LifecycleError, transition
+from memory_review.memories.models import LIVE_STATUSES, Memory, SourceEvent, content_hash
+from memory_review.memories.services import clean_scope, memory_write
+from memory_review.tenancy.models import Tenant
+
+from . import questions as q
+from .invalidation import Usage, active_policy, ask_all
+from .jev import Jev, JevError, cost_usd, get_jev, noul
+from .models import Assessment, PromotionCandidate
+from .policy import Thresholds, decide_promotion
+
+DECISION_OF_ACTION = {
+    "approve": PromotionCandidate.Decision.PROMOTE,
+    "reject": PromotionCandidate.Decision.REJECT,
+}
+
+
+def candidate_propose(
+    *,
+    tenant: Tenant,
+    claim: str,
+    kind: str,
+    subject: str,
+    source_event: SourceEvent | None,
+    proposed_by: str,
+    user_id: str | None = None,
+    agent_id: str | None = None,
+    thread_id: str | None = None,
+    enqueue=None,
+) -> PromotionCandidate:
+    """Record a proposed memory; code checks settle it without a call where they can."""
+    if not claim or not claim.strip():
+        raise ValueError("a candidate needs a claim")
+    if kind not in Memory.Kind.values:
+        raise ValueError(f"unknown kind {kind!r}; expected one of {Memory.Kind.values}")
+    candidate = PromotionCandidate.objects.create(
+        tenant=tenant,
+        claim=claim,
+        claim_hash=content_hash(claim),
+        kind=kind,
+        subject=subject.strip(),
+        source_event=source_event,
+        source_hash=source_event.text_hash if source_event else None,
+        proposed_by=proposed_by,
+        user_id=clean_scope(user_id),
+        agent_id=clean_scope(agent_id),
+        thread_id=clean_scope(thread_id),
+    )
+    failed = _code_check(candidate)
+    if failed:
+        code, reason = failed
+        PromotionCandidate.objects.filter(pk=candidate.pk).update(check_failed=code)
+        candidate.check_failed = code
+        transition(
+            obj=candidate,
+            action="reject",
+            actor=Actor.system("promotion-checks"),
+            reason=reason,
+            seen_version=1,
+        )
+        return candidate
+    assessment = Assessment.objects.create(
+        tenant=tenant,
+        purpose=Assessment.Purpose.PROMOTION,
+        event=source_event,
+        policy=active_policy(tenant),
+        question_set_version=q.PROMOTION_VERSION,
+    )
+    PromotionCandidate.objects.filter(pk=candidate.pk).update(assessment=assessment)
+    candidate.assessment = assessment
+    if enqueue is None:
+        from .tasks import enqueue_assessment as enqueue
+    transaction.on_commit(lambda: enqueue(assessment))
+    return candidate
+
+
+def _code_check(candidate: PromotionCandidate) -> tuple[str, str] | None:
+    source = candidate.source_event
+    if source is None or source.erased_at is not None:
+        return "missing_source", "rejected by code: the claim has no source event to check it against"
+    duplicate = (
+        Memory.objects.for_tenant(candidate.tenant)
+        .filter(content_hash=candidate.claim_hash, status__in=LIVE_STATUSES, deleted_at__isnull=True)
+        .filter(**_exact_scope(candidate))
+        .first()
+    )
+    if duplicate is not None:
+        return "duplicate", f"rejected by code: memory {duplicate.pk} already says exactly this in this scope"
+    return None
+
+
+def _exact_scope(row) -> dict:
+    return {
+        (f"{c}__isnull" if getattr(row, c) is None else c): (
+            True if getattr(row, c) is None else getattr(row, c)
+        )
+        for c in ("user_id", "agent_id", "thread_id")
+    }
+
+
+def promotion_state(candidate: PromotionCandidate) -> dict:
+    """What Jev reads: the claim, its source, and the rules and facts it could conflict with.
+    No ids, no timestamps."""
+    in_scope = (
+        Memory.objects.for_tenant(candidate.tenant)
+        .live()
+        .for_scope(user_id=candidate.user_id, agent_id=candidate.agent_id, thread_id=candidate.thread_id)
+    )
+    guidelines = list(in_scope.filter(kind=Memory.Kind.POLICY).values_list("content", flat=True)[:20])
+    existing = list(in_scope.filter(subject=candidate.subject).values_list("content", flat=True)[:20])
+    return {
+        "candidate": {"claim": candidate.claim, "kind": candidate.kind, "scope": candidate.scope_label},
+        "source": {"text": candidate.source_event.text, "channel": candidate.source_event.source},
+        "guidelines": guidelines,
+        "existing": existing,
+    }
+
+
+def run_promotion(assessment_id: int, *, jev: Jev | None = None) -> Assessment:
+    with transaction.atomic():
+        assessment = Assessment.objects.select_for_update().get(pk=assessment_id)
+        if assessment.state in (Assessment.State.DONE, Assessment.State.FAILED):
+            return assessment
+        candidate = PromotionCandidate.objects.select_related("source_event", "tenant").get(
+            assessment=assessment
+        )
+        usage = Usage()
+        started = time.monotonic()
+        questions = {t.id: noul(t.id, t.instructions, t.yes, t.no) for t in q.PROMOTION_QUESTIONS}
+        try:
+            [votes] = ask_all(jev or get_jev(), [(promotion_state(candidate), questions)], usage)
+        except JevError as exc:
+            assessment.state, assessment.error = Assessment.State.FAILED, str(exc)
+            votes = None
+        assessment.requests, assessment.retries = usage.requests, usage.retries
+        assessment.input_tokens, assessment.cost_usd = usage.input_tokens, cost_usd(usage.input_tokens)
+        assessment.model_name, assessment.offline_standin = usage.model, usage.standin
+        assessment.latency_ms = round((time.monotonic() - started) * 1000)
+        if votes is not None:
+            thresholds = Thresholds.from_data(assessment.policy.thresholds)
+            PromotionCandidate.objects.filter(pk=candidate.pk).update(
+                supported=votes["supported"],
+                scope_fits=votes["scope_fits"],
+                conflict=votes["conflict"],
+                policy_decision=decide_promotion(votes, policy=thresholds),
+            )
+            assessment.state = Assessment.State.DONE
+        assessment.finished_at = timezone.now()
+        assessment.save()
+    return assessment
+
+
+@transaction.atomic
+def candidate_decide(
+    *,
+    candidate: PromotionCandidate,
+    action: str,
+    actor: Actor,
+    reason: str,
+    seen_version: int,
+    request_id=None,
+) -> PromotionCandidate:
+    """A reviewer approves (the memory and its source link are written in the same transaction,
+    after re-checking that the source has not changed) or rejects a candidate."""
+    if action not in DECISION_OF_ACTION:
+        raise LifecycleError(f"unknown decision {action!r}; expected approve or reject")
+    candidate = PromotionCandidate.objects.select_related("source_event").get(pk=candidate.pk)
+    decision = DECISION_OF_ACTION[action]
+    disagreement = (
+        candidate.policy_decision in ("promote", "reject") and candidate.policy_decision != decision
+    )
+    note = f" (the policy said {candidate.policy_decision}: disagreement)" if disagreement else ""
+    transition(
+        obj=candidate,
+        action=action,
+        actor=actor,
+        reason=reason + note,
+        seen_version=seen_version,
+        request_id=request_id,
+    )
+    memory = None
+    if action == "approve":
+        source = candidate.source_event
+        if source is None or source.erased_at is not None or source.text_hash != candidate.source_hash:
+            raise LifecycleError(
+                "the candidate's source changed since it was proposed: it needs a fresh assessment"
+            )
+        memory = memory_write(
+            event=source,
+            kind=candidate.kind,
+            subject=candidate.subject,
+            content=candidate.claim,
+            written_by=candidate.proposed_by,
+            user_id=candidate.user_id,
+            agent_id=candidate.agent_id,
+            thread_id=candidate.thread_id,
+        )
+    PromotionCandidate.objects.filter(pk=candidate.pk).update(
+        reviewer_decision=decision, reviewed_by=str(actor), disagreement=disagreement, memory=memory
+    )
+    candidate.refresh_from_db()
+    return candidate

@@ -1,0 +1,19 @@
+from django.core.management.base import BaseCommand, CommandError
+
+from memory_review.tenancy.models import Tenant
+from memory_review.tenancy.tokens import token_create
+
+
+class Command(BaseCommand):
+    help = "Create an API token for a tenant's agents. The token is printed once and stored hashed."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--tenant", required=True, metavar="SLUG")
+        parser.add_argument("--name", default="agent", help="who uses it, e.g. support-bot")
+
+    def handle(self, *args, tenant, name, **options):
+        found = Tenant.objects.filter(slug=tenant).first()
+        if found is None:
+            raise CommandError(f"no tenant with slug {tenant!r}")
+        _, token = token_create(tenant=found, name=name)
+        self.stdout.write(token)
