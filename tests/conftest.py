@@ -35,3 +35,11 @@ def auditor(acme):
 @pytest.fixture
 def globex_lead(globex):
     return make_user("globex-lead", globex, Role.LEAD)
+
+
+@pytest.fixture
+def policy(acme):
+    """The tenant's active policy v1, with the design defaults."""
+    from memory_review.assessments.services import policy_ensure_default
+
+    return policy_ensure_default(tenant=acme, created_by="test")

@@ -176,7 +176,7 @@ def assessment_detail(request: HttpRequest, tenant, pk: int):
             "requests": assessment.requests,
             "retries": assessment.retries,
             "input_tokens": assessment.input_tokens,
-            "cost_usd": str(assessment.cost_usd),
+            "cost_usd": format(assessment.cost_usd, "f"),
             "latency_ms": assessment.latency_ms,
             "counts": {
                 "candidates": assessment.candidates_total,

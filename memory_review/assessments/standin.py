@@ -253,7 +253,7 @@ def _promotion(state: dict[str, Any], qid: str) -> float | None:
             or (_PERSONAL_SCOPE.search(scope) and shared and not personal)
             or (_SHARED_SCOPE.search(scope) and personal and not shared)
         )
-        return 0.22 if mismatch else 0.86
+        return 0.22 if mismatch else 0.94
     if qid == "conflict":
         keys = ("current_facts", "governing", "guidelines", "existing")
         facts = [fact for key in keys if isinstance(state.get(key), list) for fact in state[key]]

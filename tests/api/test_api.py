@@ -1,0 +1,236 @@
+"""The agents' API: tokens, tenants, and bad input that writes nothing."""
+
+import json
+
+import pytest
+from django.apps import apps
+from django.test import override_settings
+
+from memory_review.assessments.models import Assessment
+from memory_review.assessments.services import policy_ensure_default
+from memory_review.memories.models import Memory, SourceEvent
+from memory_review.tenancy.tokens import token_create
+from tests.factories import make_memory
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def token(acme, policy):
+    return token_create(tenant=acme, name="support-bot")[1]
+
+
+def post(client, path: str, body, token: str | None, *, raw: bytes | None = None):
+    headers = {"HTTP_AUTHORIZATION": f"Bearer {token}"} if token else {}
+    data = raw if raw is not None else json.dumps(body)
+    return client.post(path, data=data, content_type="application/json", **headers)
+
+
+def row_counts() -> dict[str, int]:
+    return {m._meta.label: m.objects.count() for m in apps.get_models() if m._meta.app_label != "sessions"}
+
+
+EVENT = {"text": "We moved production to eu-central-1 last night.", "source": "slack"}
+
+
+def test_posting_an_event_answers_202_with_a_queued_assessment(client, token, acme):
+    response = post(client, "/api/v1/t/acme/events", {**EVENT, "scope": {"user_id": "cust-1"}}, token)
+
+    assert response.status_code == 202
+    body = response.json()
+    assessment = Assessment.objects.get(pk=body["assessment_id"])
+    assert (assessment.state, assessment.event_id, assessment.purpose) == (
+        "queued",
+        body["event_id"],
+        "invalidation",
+    )
+    assert SourceEvent.objects.get(pk=body["event_id"]).user_id == "cust-1"
+
+
+def test_the_assessment_can_be_read_back_with_its_counts_and_cost(client, token, acme):
+    body = post(client, "/api/v1/t/acme/events", EVENT, token).json()
+
+    response = client.get(body["assessment_url"], HTTP_AUTHORIZATION=f"Bearer {token}")
+
+    assert response.status_code == 200
+    data = response.json()
+    assert data["state"] == "queued" and data["policy"] == "v1"
+    assert data["counts"] == {
+        "candidates": 0,
+        "screened_out": 0,
+        "verdicts": 0,
+        "applied": 0,
+        "by_disposition": {},
+    }
+    assert data["cost_usd"] == "0.00000000"
+
+
+def test_a_memory_is_written_with_its_source(client, token, acme):
+    event_id = post(client, "/api/v1/t/acme/events", EVENT, token).json()["event_id"]
+
+    response = post(
+        client,
+        "/api/v1/t/acme/memories",
+        {
+            "content": "Production runs in eu-central-1.",
+            "kind": "fact",
+            "subject": "prod region",
+            "source_event_id": event_id,
+        },
+        token,
+    )
+
+    assert response.status_code == 201
+    memory = Memory.objects.get(pk=response.json()["memory_id"])
+    assert (memory.source_event_id, memory.written_by, memory.status) == (event_id, "agent:agent", "active")
+
+
+def test_a_second_live_memory_for_the_same_subject_is_a_conflict(client, token, acme):
+    existing = make_memory(acme, subject="prod region")
+    response = post(
+        client,
+        "/api/v1/t/acme/memories",
+        {
+            "content": "Prod is in eu-west-1.",
+            "kind": "fact",
+            "subject": "prod region",
+            "source_event_id": existing.source_event_id,
+        },
+        token,
+    )
+    assert response.status_code == 409
+    assert "already holds subject 'prod region'" in response.json()["error"]
+
+
+def test_a_candidate_without_a_source_is_rejected_at_once(client, token, acme):
+    response = post(
+        client,
+        "/api/v1/t/acme/candidates",
+        {
+            "claim": "Customers may return kettles after 60 days.",
+            "kind": "policy",
+            "subject": "returns",
+            "source_event_id": None,
+        },
+        token,
+    )
+    assert response.status_code == 201
+    assert response.json()["status"] == "rejected" and response.json()["check_failed"] == "missing_source"
+
+
+@pytest.mark.parametrize(
+    "path,body,raw,field",
+    [
+        ("events", None, b'{"text": "unfinished', "body"),
+        ("events", None, b"[1, 2]", "body"),
+        ("events", {"source": "slack"}, None, "text"),
+        ("events", {"text": 42, "source": "slack"}, None, "text"),
+        ("events", {"text": "   ", "source": "slack"}, None, "text"),
+        ("events", {"text": "hi", "source": "carrier-pigeon"}, None, "source"),
+        ("events", {**EVENT, "remember_successor": "yes"}, None, "remember_successor"),
+        ("events", {**EVENT, "scope": {"team_id": "t-1"}}, None, "scope.team_id"),
+        ("events", {**EVENT, "scope": {"user_id": ""}}, None, "scope.user_id"),
+        ("events", {**EVENT, "priority": "high"}, None, "priority"),
+        ("memories", {"content": "x", "kind": "rumour", "subject": "s", "source_event_id": 1}, None, "kind"),
+        (
+            "memories",
+            {"content": "x", "kind": "fact", "subject": "s", "source_event_id": "1"},
+            None,
+            "source_event_id",
+        ),
+        (
+            "memories",
+            {"content": "x", "kind": "fact", "subject": "s", "source_event_id": 999999},
+            None,
+            "source_event_id",
+        ),
+        ("memories", {"content": "x", "kind": "fact", "subject": "s"}, None, "source_event_id"),
+        (
+            "memories",
+            {"content": "x", "kind": "fact", "subject": "s", "source_event_id": 1, "confidence": 2},
+            None,
+            "confidence",
+        ),
+        ("candidates", {"claim": "x", "kind": "fact", "subject": "s"}, None, "source_event_id"),
+    ],
+)
+def test_bad_input_is_a_400_naming_the_field_and_writes_nothing(client, token, acme, path, body, raw, field):
+    before = row_counts()
+
+    response = post(client, f"/api/v1/t/acme/{path}", body, token, raw=raw)
+
+    assert response.status_code == 400
+    assert field in response.json()["fields"], response.json()
+    assert row_counts() == before
+
+
+@override_settings(API_MAX_TEXT_CHARS=100)
+def test_text_over_the_configured_size_is_refused(client, token):
+    before = row_counts()
+    response = post(client, "/api/v1/t/acme/events", {"text": "x" * 101, "source": "chat"}, token)
+    assert response.status_code == 400
+    assert response.json()["fields"]["text"] == "is 101 characters; the limit is 100"
+    assert row_counts() == before
+
+
+def test_a_body_that_is_not_json_is_refused(client, token):
+    response = client.post(
+        "/api/v1/t/acme/events",
+        data="text=hi",
+        content_type="text/plain",
+        HTTP_AUTHORIZATION=f"Bearer {token}",
+    )
+    assert response.status_code == 400
+    assert "Content-Type: application/json" in response.json()["fields"]["body"]
+
+
+@pytest.mark.parametrize("header", [None, "Bearer nope", "Bearer mr_abcd1234_wrong", "Basic dXNlcjpwYXNz"])
+def test_a_missing_or_wrong_token_is_a_401_and_writes_nothing(client, token, header):
+    before = row_counts()
+    headers = {"HTTP_AUTHORIZATION": header} if header else {}
+    response = client.post(
+        "/api/v1/t/acme/events", data=json.dumps(EVENT), content_type="application/json", **headers
+    )
+    assert response.status_code == 401
+    assert response["WWW-Authenticate"].startswith("Bearer")
+    assert row_counts() == before
+
+
+def test_another_tenants_token_gets_a_404(client, globex, acme, policy):
+    globex_token = token_create(tenant=globex, name="ops-bot")[1]
+    before = row_counts()
+
+    response = post(client, "/api/v1/t/acme/events", EVENT, globex_token)
+
+    assert response.status_code == 404
+    assert row_counts() == before
+
+
+def test_another_tenants_assessment_is_a_404(client, token, globex):
+    theirs = Assessment.objects.create(
+        tenant=globex,
+        purpose="invalidation",
+        policy=policy_ensure_default(tenant=globex, created_by="t"),
+        question_set_version="q",
+    )
+    response = client.get(f"/api/v1/t/acme/assessments/{theirs.pk}", HTTP_AUTHORIZATION=f"Bearer {token}")
+    assert response.status_code == 404
+
+
+def test_the_openapi_schema_describes_the_endpoints_and_their_inputs(client):
+    schema = client.get("/api/v1/openapi.json").json()
+
+    assert schema["openapi"].startswith("3.")
+    assert set(schema["paths"]) == {
+        "/api/v1/t/{slug}/events",
+        "/api/v1/t/{slug}/memories",
+        "/api/v1/t/{slug}/candidates",
+        "/api/v1/t/{slug}/assessments/{id}",
+    }
+    assert {"text", "source"} <= set(schema["components"]["schemas"]["EventIn"]["required"])
+
+
+def test_tokens_are_stored_hashed(acme):
+    row, token = token_create(tenant=acme, name="bot")
+    assert token not in (row.token_hash, row.prefix)
+    assert token.startswith(f"mr_{row.prefix}_")
