@@ -22,6 +22,14 @@ def env_bool(name: str, default: bool) -> bool:
     return value.strip().lower() in {"1", "true", "yes", "on"}
 
 
+def env_float(name: str, default: float) -> float:
+    return float(os.environ.get(name, default))
+
+
+def env_int(name: str, default: int) -> int:
+    return int(os.environ.get(name, default))
+
+
 def env_list(name: str, default: str = "") -> list[str]:
     return [part.strip() for part in os.environ.get(name, default).split(",") if part.strip()]
 
@@ -140,22 +148,18 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
-# How long Redis waits before handing an unacknowledged task (its worker died) to another.
+# A task whose worker died unacknowledged goes back to the queue once it has been out for
+# CELERY_VISIBILITY_TIMEOUT seconds (longer than any assessment runs); workers look for such
+# tasks every CELERY_RESTORE_INTERVAL seconds.
 CELERY_BROKER_TRANSPORT_OPTIONS = {
-    "visibility_timeout": int(os.environ.get("CELERY_VISIBILITY_TIMEOUT", 600))
+    "visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT", 600),
+    "unacked_restore_interval": env_int("CELERY_RESTORE_INTERVAL", 10),
+    "unacked_restore_throttle": 1,
 }
 if CELERY_BROKER_URL.startswith("filesystem://"):
     # The broker that needs no server: `make demo` falls back to it when Redis is unreachable.
     _broker_dir = str(VAR_DIR / "broker")
     CELERY_BROKER_TRANSPORT_OPTIONS = {"data_folder_in": _broker_dir, "data_folder_out": _broker_dir}
-
-
-def env_float(name: str, default: float) -> float:
-    return float(os.environ.get(name, default))
-
-
-def env_int(name: str, default: int) -> int:
-    return int(os.environ.get(name, default))
 
 
 # Jev (TypeSafe System One). With no API key, the same SDK talks to the offline stand-in.

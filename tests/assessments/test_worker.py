@@ -1,0 +1,156 @@
+"""A real Celery worker on Redis: killed mid-assessment, and two at once on the same event.
+
+PostgreSQL only: the workers are separate processes that must see the test's committed rows,
+and the row locks that make a second worker wait are no-ops on SQLite.
+"""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+import redis
+from django.conf import settings
+from django.db import connection
+
+from memory_review.assessments.invalidation import observe_event
+from memory_review.assessments.models import Assessment, Verdict
+from memory_review.assessments.standin import StandinConfig
+from memory_review.assessments.tasks import run_assessment
+from memory_review.audit import chain
+from memory_review.audit.models import Transition
+from memory_review.celery import app as celery_app
+from memory_review.memories.models import Memory
+from memory_review.memories.services import event_record
+from tests.factories import make_memory
+
+BROKER = os.environ.get("TEST_BROKER_URL", "redis://127.0.0.1:6379/15")
+
+
+def _redis_up() -> bool:
+    try:
+        return redis.Redis.from_url(BROKER, socket_connect_timeout=1).ping()
+    except redis.RedisError:
+        return False
+
+
+pytestmark = [
+    pytest.mark.skipif(
+        connection.vendor != "postgresql", reason="needs PostgreSQL (make test's second pass)"
+    ),
+    pytest.mark.skipif(not _redis_up(), reason=f"needs Redis at {BROKER}"),
+    pytest.mark.django_db(transaction=True),
+]
+
+
+class Workers:
+    """Celery worker processes on a private Redis database, pointed at the test database."""
+
+    def __init__(self, standin_url: str):
+        db = connection.settings_dict
+        self.env = {
+            **os.environ,
+            "DATABASE_URL": f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}",
+            "CELERY_BROKER_URL": BROKER,
+            "CELERY_VISIBILITY_TIMEOUT": "3",
+            "CELERY_RESTORE_INTERVAL": "1",
+            "JEV_STANDIN_URL": standin_url,
+            "TYPESAFE_API_KEY": "",
+            "JEV_TIMEOUT_S": "10",
+        }
+        self.processes: list[subprocess.Popen] = []
+
+    def start(self, name: str) -> subprocess.Popen:
+        command = [
+            sys.executable, "-m", "celery", "-A", "memory_review", "worker", "--pool=solo",
+            f"--hostname={name}@%h", "--without-gossip", "--without-mingle", "--loglevel=WARNING",
+        ]  # fmt: skip
+        process = subprocess.Popen(command, env=self.env, cwd=settings.BASE_DIR, start_new_session=True)
+        self.processes.append(process)
+        return process
+
+    def kill(self, process: subprocess.Popen) -> None:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait(timeout=10)
+
+    def stop_all(self) -> None:
+        for process in self.processes:
+            if process.poll() is None:
+                self.kill(process)
+
+
+@pytest.fixture
+def workers(standin):
+    redis.Redis.from_url(BROKER).flushdb()
+    pool = Workers(standin.url)
+    yield pool
+    pool.stop_all()
+    redis.Redis.from_url(BROKER).flushdb()
+
+
+def enqueue(assessment: Assessment) -> None:
+    with celery_app.connection_for_write(BROKER) as broker:
+        run_assessment.apply_async(args=(assessment.tenant_id, assessment.pk), connection=broker)
+
+
+def wait_for(condition, timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+
+
+def state(assessment: Assessment) -> str:
+    return Assessment.objects.values_list("state", flat=True).get(pk=assessment.pk)
+
+
+@pytest.fixture
+def event_assessment(acme, policy):
+    make_memory(acme, subject="delivery-address", content="Deliveries go to the Paris office.")
+    make_memory(acme, subject="support-hours", content="Support is staffed from 9 to 5 on weekdays.")
+    event = event_record(
+        tenant=acme, source="chat", text="From now on deliveries go to the Lyon office instead."
+    )
+    return observe_event(event=event, enqueue=lambda a: None)
+
+
+@pytest.mark.parametrize("standin_config", [StandinConfig(latency_ms=2500)])
+def test_a_worker_killed_mid_assessment_hands_it_to_another_which_completes_it(
+    acme, event_assessment, workers, standin
+):
+    first = workers.start("first")
+    enqueue(event_assessment)
+    wait_for(lambda: standin.system_one_count >= 1, 30, "the first worker to ask Jev")
+
+    workers.kill(first)  # SIGKILL while Jev is answering
+
+    assert state(event_assessment) == "queued"
+    assert not Verdict.objects.exists()
+    workers.start("second")
+    wait_for(lambda: state(event_assessment) == "done", 60, "the redelivered task to finish")
+    assert Verdict.objects.filter(assessment=event_assessment).count() == 2
+    assert Transition.objects.count() == 1
+    assert Memory.objects.get(subject="delivery-address").status == "superseded"
+    assert chain.verify(acme) is None
+
+
+@pytest.mark.parametrize("standin_config", [StandinConfig(latency_ms=800)])
+def test_two_workers_handed_the_same_event_give_the_result_of_one(acme, event_assessment, workers, standin):
+    workers.start("one")
+    workers.start("two")
+    time.sleep(2)  # both consuming before the messages arrive
+    enqueue(event_assessment)
+    enqueue(event_assessment)
+
+    wait_for(lambda: state(event_assessment) == "done", 60, "the assessment to finish")
+    wait_for(lambda: not redis.Redis.from_url(BROKER).llen("celery"), 30, "both messages to be taken")
+    time.sleep(2)  # let the second delivery finish too
+
+    assert Verdict.objects.count() == 2
+    assert Transition.objects.count() == 1
+    assert standin.system_one_count == 1  # the second worker waited, then found the votes recorded
+    assert chain.verify(acme) is None
