@@ -344,7 +344,13 @@ def apply_verdicts(assessment: Assessment) -> dict[int, Memory]:
     """Apply each recorded verdict at most once. Returns successors written, by memory id."""
     successors = {}
     label = PolicyVersion.objects.get(pk=assessment.policy_id).label
-    pending = assessment.verdicts.filter(applied=False).order_by("pk").values_list("pk", "memory_id")
+    # Only verdicts that can move something: most of a large pool is unrelated.
+    actionable = [*POLICY_ACTIONS, Disposition.EXPIRED]
+    pending = (
+        assessment.verdicts.filter(applied=False, disposition__in=actionable)
+        .order_by("pk")
+        .values_list("pk", "memory_id")
+    )
     for verdict_id, memory_id in list(pending):
         successor = _apply(verdict_id, Actor.policy(label), remember_successor=assessment.remember_successor)
         if successor is not None:

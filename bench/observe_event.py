@@ -1,0 +1,198 @@
+"""How long observing one event takes, against pools of 20 to 2,000 candidate memories.
+
+The stand-in answers at a fixed latency (150 ms by default), so wall time divided by one
+request's latency says how well batching, screening and concurrency hide the round trips.
+Each size runs twice side by side: concurrent batches (as shipped) and a baseline that sends
+the same requests one after another (JEV_MAX_CONCURRENCY=1).
+
+    .venv/bin/python bench/observe_event.py [--latency-ms 150] [--events 5]
+
+It runs the pipeline in-process (no Celery hop) on a throwaway SQLite database.
+"""
+
+import argparse
+import os
+import resource
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+os.environ["SQLITE_PATH"] = str(Path(tempfile.mkdtemp()) / "bench.sqlite3")
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memory_review.settings")
+os.environ["TYPESAFE_API_KEY"] = ""
+
+import django  # noqa: E402
+
+django.setup()
+
+from django.core.management import call_command  # noqa: E402
+from django.test.utils import override_settings  # noqa: E402
+
+from memory_review.assessments.invalidation import observe_event, run_invalidation  # noqa: E402
+from memory_review.assessments.jev import Jev, noul  # noqa: E402
+from memory_review.assessments.models import Verdict  # noqa: E402
+from memory_review.assessments.services import policy_ensure_default  # noqa: E402
+from memory_review.memories.models import Memory, content_hash  # noqa: E402
+from memory_review.memories.services import event_record  # noqa: E402
+from memory_review.tenancy.models import Tenant  # noqa: E402
+
+SIZES = (20, 100, 400, 2000)
+# Distinct words, so that an event shares vocabulary with a handful of memories, not all.
+WORDS = (
+    "amber basalt cedar delta ember fjord garnet harbor indigo juniper kelp lagoon marble nectar "
+    "obsidian pepper quartz raven saffron tundra umber velvet willow xenon yarrow zephyr anchor "
+    "beacon canyon dune estuary falcon glacier heron island jasper kestrel lantern meadow nimbus "
+    "orchid prairie quill reef summit thistle upland valley wharf yonder acorn bramble cobalt "
+    "dahlia egret fern granite hazel iris jade lichen maple nettle opal plover quince rowan sorrel"
+).split()
+
+
+def words_for(n: int) -> list[str]:
+    """Four words no other memory uses: compounds of the list above, unique per n."""
+    size = len(WORDS)
+    return [f"{WORDS[(n + k) % size]}{WORDS[(n // size + 3 * k) % size]}{n}" for k in range(4)]
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def wait_until_up(port: int) -> None:
+    for _ in range(100):
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return
+        except OSError:
+            time.sleep(0.1)
+    raise SystemExit("the stand-in did not start")
+
+
+def percentile(values: list[float], p: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
+
+
+def pool(tenant: Tenant, size: int, mode: str) -> str:
+    """`size` memories in one user's scope, only a few of which any one event bears on."""
+    user = f"bench-{size}-{mode}"
+    event = event_record(tenant=tenant, source="crm", text=f"Account notes for {user}.", user_id=user)
+    rows = []
+    for n in range(size):
+        a, b, c, d = words_for(n)
+        content = f"{a.title()} {b} {c} {d}."
+        rows.append(
+            Memory(
+                tenant=tenant, source_event=event, kind="fact", subject=f"parts-{n}", content=content,
+                content_hash=content_hash(content), written_by="bench", user_id=user,
+            )
+        )  # fmt: skip
+    Memory.objects.bulk_create(rows, batch_size=500)
+    return user
+
+
+def one_request_ms(jev: Jev, repeats: int = 5) -> float:
+    state = {"event": {"text": "ping", "source": "chat"}, "memories": [{"fact": "pong", "kind": "fact"}]}
+    samples = []
+    for _ in range(repeats):
+        started = time.perf_counter()
+        jev.ask(state, {"bears_0": noul("bears_0", "Is `event.text` about `memories[0].fact`?", "", "")})
+        samples.append((time.perf_counter() - started) * 1000)
+    return statistics.median(samples)
+
+
+def run(tenant: Tenant, user: str, size: int, events: int, jev: Jev) -> dict:
+    walls, requests, tokens, costs, verdicts = [], [], [], [], []
+    for n in range(events):
+        a, b, c, _ = words_for(n * 3)
+        text = f"{a.title()} {b} {c} now changed to {WORDS[n]} instead."
+        event = event_record(tenant=tenant, source="email", text=text, user_id=user)
+        assessment = observe_event(event=event, enqueue=lambda a: None)
+        started = time.perf_counter()
+        done = run_invalidation(assessment.pk, jev=jev)
+        walls.append((time.perf_counter() - started) * 1000)
+        assert done.state == "done", done.error
+        requests.append(done.requests)
+        tokens.append(done.input_tokens)
+        costs.append(float(done.cost_usd))
+        verdicts.append(Verdict.objects.filter(assessment=done).count())
+    return {
+        "median_ms": statistics.median(walls),
+        "p95_ms": percentile(walls, 95),
+        "requests": statistics.mean(requests),
+        "tokens": statistics.mean(tokens),
+        "cost": statistics.mean(costs),
+        "verdicts_per_s": sum(verdicts) / (sum(walls) / 1000),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--latency-ms", type=float, default=150)
+    parser.add_argument("--events", type=int, default=5)
+    parser.add_argument("--sizes", default=",".join(map(str, SIZES)))
+    parser.add_argument("--profile", action="store_true", help="cProfile the concurrent runs")
+    args = parser.parse_args()
+    call_command("migrate", verbosity=0)
+    tenant = Tenant.objects.create(slug="bench", name="Bench")
+    policy_ensure_default(tenant=tenant, created_by="bench")
+
+    # The stand-in runs in its own process, so its work does not compete with the pipeline's.
+    port = free_port()
+    standin = subprocess.Popen(
+        [
+            sys.executable,
+            str(ROOT / "manage.py"),
+            "jev_standin",
+            "--port",
+            str(port),
+            "--latency-ms",
+            str(args.latency_ms),
+        ],
+        stdout=subprocess.DEVNULL,
+    )
+    url = f"http://127.0.0.1:{port}"
+    wait_until_up(port)
+    try:
+
+        def client(concurrency: int) -> Jev:
+            return Jev(
+                api_key="bench", base_url=url, model="jev-1.13.0", timeout_s=30, max_tries=1,
+                backoff_s=0, backoff_max_s=0, max_concurrency=concurrency, requests_per_minute=1200,
+            )  # fmt: skip
+
+        single = one_request_ms(client(16))
+        print(f"stand-in latency {args.latency_ms:.0f} ms; one request end to end: {single:.0f} ms (median)")
+        print(f"{args.events} events per size; ratios are wall time per event / one request\n")
+        header = (
+            f"{'candidates':>10} {'mode':>10} {'median':>8} {'p95':>8} {'ratio':>6} {'requests':>8} "
+            f"{'tokens':>8} {'cost $':>10} {'verdicts/s':>10}"
+        )
+        print(header)
+        print("-" * len(header))
+        for size in map(int, args.sizes.split(",")):
+            for mode, concurrency in (("concurrent", 16), ("baseline", 1)):
+                user = pool(tenant, size, mode)  # a fresh pool: the events kill what they bear on
+                with override_settings(JEV_MAX_CONCURRENCY=concurrency):
+                    r = run(tenant, user, size, args.events, client(concurrency))
+                print(
+                    f"{size:>10} {mode:>10} {r['median_ms']:>6.0f}ms {r['p95_ms']:>6.0f}ms "
+                    f"{r['median_ms'] / single:>5.2f}x {r['requests']:>8.1f} {r['tokens']:>8.0f} "
+                    f"{r['cost']:>10.6f} {r['verdicts_per_s']:>10.0f}"
+                )
+    finally:
+        standin.terminate()
+        standin.wait()
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"\npeak memory (max RSS of this process): {peak:.0f} MiB")
+
+
+if __name__ == "__main__":
+    main()
