@@ -125,3 +125,12 @@ def test_logging_in_lands_a_one_tenant_user_on_their_tenant(client, lead):
     response = client.post("/accounts/login/", {"username": "acme-lead", "password": "demo"}, follow=True)
     assert response.redirect_chain[-1][0] == "/t/acme/"
     assert "Acme Support" in response.content.decode()
+
+
+@pytest.mark.django_db
+def test_every_page_says_when_votes_come_from_the_offline_stand_in(client, acme, lead, settings):
+    client.force_login(lead)
+    settings.TYPESAFE_API_KEY = ""
+    assert "offline Jev stand-in" in client.get("/t/acme/review/").content.decode()
+    settings.TYPESAFE_API_KEY = "a-real-key"
+    assert "offline Jev stand-in" not in client.get("/t/acme/review/").content.decode()
