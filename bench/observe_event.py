@@ -5,9 +5,10 @@ request's latency says how well batching, screening and concurrency hide the rou
 Each size runs twice side by side: concurrent batches (as shipped) and a baseline that sends
 the same requests one after another (JEV_MAX_CONCURRENCY=1).
 
-    .venv/bin/python bench/observe_event.py [--latency-ms 150] [--events 5]
+    .venv/bin/python bench/observe_event.py [--latency-ms 150] [--events 5] [--postgres URL]
 
-It runs the pipeline in-process (no Celery hop) on a throwaway SQLite database.
+It runs the pipeline in-process (no Celery hop) on a throwaway SQLite database, or with
+`--postgres postgres://postgres@127.0.0.1:5432` on a throwaway PostgreSQL database.
 """
 
 import argparse
@@ -23,7 +24,18 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-os.environ["SQLITE_PATH"] = str(Path(tempfile.mkdtemp()) / "bench.sqlite3")
+# --postgres URL: a throwaway database on that server instead of a throwaway SQLite file.
+PG_SERVER = sys.argv[sys.argv.index("--postgres") + 1] if "--postgres" in sys.argv else None
+PG_DB = f"bench_{os.getpid()}"
+if PG_SERVER:
+    import psycopg
+
+    with psycopg.connect(f"{PG_SERVER.rstrip('/')}/postgres", autocommit=True) as admin:
+        admin.execute(f"CREATE DATABASE {PG_DB}")
+    os.environ["DATABASE_URL"] = f"{PG_SERVER.rstrip('/')}/{PG_DB}"
+else:
+    os.environ.pop("DATABASE_URL", None)
+    os.environ["SQLITE_PATH"] = str(Path(tempfile.mkdtemp()) / "bench.sqlite3")
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memory_review.settings")
 os.environ["TYPESAFE_API_KEY"] = ""
 
@@ -31,6 +43,7 @@ import django  # noqa: E402
 
 django.setup()
 
+from django.conf import settings  # noqa: E402
 from django.core.management import call_command  # noqa: E402
 from django.test.utils import override_settings  # noqa: E402
 
@@ -54,9 +67,9 @@ WORDS = (
 
 
 def words_for(n: int) -> list[str]:
-    """Four words no other memory uses: compounds of the list above, unique per n."""
-    size = len(WORDS)
-    return [f"{WORDS[(n + k) % size]}{WORDS[(n // size + 3 * k) % size]}{n}" for k in range(4)]
+    """Four words no other memory uses (the stand-in compares six-letter stems, so the
+    memory's number leads)."""
+    return [f"m{n:05d}{WORDS[(n + 17 * k) % len(WORDS)]}" for k in range(4)]
 
 
 def free_port() -> int:
@@ -138,7 +151,7 @@ def main() -> None:
     parser.add_argument("--latency-ms", type=float, default=150)
     parser.add_argument("--events", type=int, default=5)
     parser.add_argument("--sizes", default=",".join(map(str, SIZES)))
-    parser.add_argument("--profile", action="store_true", help="cProfile the concurrent runs")
+    parser.add_argument("--postgres", metavar="URL", help="e.g. postgres://postgres@127.0.0.1:5432")
     args = parser.parse_args()
     call_command("migrate", verbosity=0)
     tenant = Tenant.objects.create(slug="bench", name="Bench")
@@ -168,7 +181,7 @@ def main() -> None:
                 backoff_s=0, backoff_max_s=0, max_concurrency=concurrency, requests_per_minute=1200,
             )  # fmt: skip
 
-        single = one_request_ms(client(16))
+        single = one_request_ms(client(1))
         print(f"stand-in latency {args.latency_ms:.0f} ms; one request end to end: {single:.0f} ms (median)")
         print(f"{args.events} events per size; ratios are wall time per event / one request\n")
         header = (
@@ -178,7 +191,7 @@ def main() -> None:
         print(header)
         print("-" * len(header))
         for size in map(int, args.sizes.split(",")):
-            for mode, concurrency in (("concurrent", 16), ("baseline", 1)):
+            for mode, concurrency in (("concurrent", settings.JEV_MAX_CONCURRENCY), ("baseline", 1)):
                 user = pool(tenant, size, mode)  # a fresh pool: the events kill what they bear on
                 with override_settings(JEV_MAX_CONCURRENCY=concurrency):
                     r = run(tenant, user, size, args.events, client(concurrency))
@@ -192,6 +205,12 @@ def main() -> None:
         standin.wait()
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"\npeak memory (max RSS of this process): {peak:.0f} MiB")
+    if PG_SERVER:
+        from django.db import connections
+
+        connections.close_all()
+        with psycopg.connect(f"{PG_SERVER.rstrip('/')}/postgres", autocommit=True) as admin:
+            admin.execute(f"DROP DATABASE {PG_DB}")
 
 
 if __name__ == "__main__":

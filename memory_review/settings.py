@@ -104,7 +104,13 @@ def _database() -> dict:
     return {
         "ENGINE": "django.db.backends.sqlite3",
         "NAME": os.environ.get("SQLITE_PATH", VAR_DIR / "memory_review.sqlite3"),
-        "OPTIONS": {"timeout": 20},
+        # WAL lets the web server read while the worker writes; IMMEDIATE takes the write lock
+        # up front, so two writers queue instead of failing with "database is locked".
+        "OPTIONS": {
+            "timeout": 20,
+            "transaction_mode": "IMMEDIATE",
+            "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+        },
     }
 
 
@@ -172,7 +178,7 @@ JEV_TIMEOUT_S = env_float("JEV_TIMEOUT_S", 10.0)
 JEV_MAX_TRIES = env_int("JEV_MAX_TRIES", 4)
 JEV_BACKOFF_S = env_float("JEV_BACKOFF_S", 0.5)
 JEV_BACKOFF_MAX_S = env_float("JEV_BACKOFF_MAX_S", 8.0)
-JEV_MAX_CONCURRENCY = env_int("JEV_MAX_CONCURRENCY", 16)
+JEV_MAX_CONCURRENCY = env_int("JEV_MAX_CONCURRENCY", 32)
 JEV_REQUESTS_PER_MINUTE = env_int("JEV_REQUESTS_PER_MINUTE", 1200)
 # Invalidation batching (DESIGN §4, seeds/003).
 JEV_SCREEN_ABOVE = env_int("JEV_SCREEN_ABOVE", 200)

@@ -8,7 +8,7 @@ import json
 import logging
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, CancelledError, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 
 from django.conf import settings
@@ -28,6 +28,10 @@ from .policy import BEARING, POLICY_ACTIONS, PROPOSED_STATUS, Thresholds, decide
 logger = logging.getLogger(__name__)
 
 JUDGED_STATUSES = (MemoryStatus.ACTIVE, MemoryStatus.NEEDS_REVIEW, MemoryStatus.FROZEN)
+JUDGED_FIELDS = (
+    "tenant_id", "content", "kind", "status", "valid_until", "row_version",
+    "source_event__source", "source_event__erased_at",
+)  # fmt: skip
 
 
 # -- choosing what to judge ----------------------------------------------------------------------
@@ -45,7 +49,13 @@ def candidates_for(event: SourceEvent):
     memories = Memory.objects.for_tenant(event.tenant).filter(
         in_scope, status__in=JUDGED_STATUSES, deleted_at__isnull=True
     )
-    return memories.exclude(source_event=event).select_related("source_event").order_by("pk")
+    # Only what judging reads: a large pool's rows are read on every event.
+    return (
+        memories.exclude(source_event=event)
+        .select_related("source_event")
+        .only(*JUDGED_FIELDS)
+        .order_by("pk")
+    )
 
 
 def code_checks(memories: Sequence[Memory], now) -> tuple[dict[int, str], list[Memory]]:
@@ -74,6 +84,12 @@ def _fact(memory: Memory) -> dict:
     return {"fact": memory.content, "kind": memory.kind, "source": memory.source_event.source}
 
 
+def _fact_tokens(memory: Memory) -> int:
+    """`tokens(_fact(memory))` without serialising each of a large pool's memories; the 60
+    characters cover the keys, the kind and the source channel."""
+    return (len(memory.content) + 60) // 3 + 1
+
+
 def _event_state(event: SourceEvent) -> dict:
     return {"text": event.text, "source": event.source}
 
@@ -90,19 +106,17 @@ def _question_tokens(templates: Sequence[q.Question]) -> int:
     return sum(tokens([t.instructions, t.yes, t.no]) for t in templates)
 
 
-def pack(
-    event: SourceEvent, memories: Sequence[Memory], *, per_memory, per_event, limit: int
-) -> list[list[Memory]]:
+def pack(event: SourceEvent, memories: Sequence[Memory], *, per_memory, limit: int) -> list[list[Memory]]:
     """Batches of at most `limit` memories that fit Jev's budgets: the state plus the longest
     question within JEV_STATE_TOKENS, the whole request within JEV_REQUEST_TOKENS. A long event
     or long memories make batches smaller, never a failed request."""
-    base = tokens(_event_state(event)) + _question_tokens(per_event)
-    longest = max((_question_tokens([t]) for t in (*per_memory, *per_event)), default=0)
+    base = tokens(_event_state(event))
+    longest = max(_question_tokens([t]) for t in per_memory)
     per_memory_cost = _question_tokens(per_memory)
     batches: list[list[Memory]] = [[]]
     state = request = base
     for memory in memories:
-        size = tokens(_fact(memory))
+        size = _fact_tokens(memory)
         batch = batches[-1]
         fits = (
             len(batch) < limit
@@ -155,57 +169,87 @@ def ask_all(jev: Jev, requests: list[tuple[dict, dict]], usage: Usage) -> list[d
     return votes
 
 
-def screen(
-    jev: Jev, event: SourceEvent, memories: list[Memory], policy: Thresholds, usage: Usage
-) -> list[Memory]:
-    """One cheap question per memory, to drop what cannot bear on the event."""
-    batches = pack(
-        event, memories, per_memory=[q.SCREEN_QUESTION], per_event=[], limit=settings.JEV_SCREEN_BATCH_SIZE
-    )
-    requests = [
-        (
-            {"event": _event_state(event), "memories": [_fact(m) for m in batch]},
-            {
-                qid: question
-                for i in range(len(batch))
-                for qid, question in _questions([q.SCREEN_QUESTION], i).items()
-            },
-        )
-        for batch in batches
-    ]
-    kept = []
-    for batch, votes in zip(batches, ask_all(jev, requests, usage), strict=True):
-        kept.extend(m for i, m in enumerate(batch) if votes[f"screen_{i}"] >= policy.screen_min)
-    return kept
+def _request(
+    event: SourceEvent, batch: Sequence[Memory], templates: Sequence[q.Question]
+) -> tuple[dict, dict]:
+    questions = {}
+    for i in range(len(batch)):
+        questions.update(_questions(templates, i))
+    return {"event": _event_state(event), "memories": [_fact(m) for m in batch]}, questions
 
 
-def judge(jev: Jev, event: SourceEvent, memories: list[Memory], usage: Usage) -> dict[int, dict[str, float]]:
-    """The six votes for each memory. Event-level questions are asked once, in the first batch."""
-    if not memories:
-        return {}
-    batches = pack(
-        event,
-        memories,
-        per_memory=q.MEMORY_QUESTIONS,
-        per_event=q.EVENT_QUESTIONS,
-        limit=settings.JEV_BATCH_SIZE,
-    )
-    requests = []
-    for n, batch in enumerate(batches):
-        questions = _questions(q.EVENT_QUESTIONS) if n == 0 else {}
-        for i in range(len(batch)):
-            questions.update(_questions(q.MEMORY_QUESTIONS, i))
-        requests.append(({"event": _event_state(event), "memories": [_fact(m) for m in batch]}, questions))
-    answers = ask_all(jev, requests, usage)
-    event_votes = {name: answers[0][name] for name in ("directive", "hypothetical")}
-    votes = {}
-    for batch, answer in zip(batches, answers, strict=True):
-        for i, memory in enumerate(batch):
-            votes[memory.pk] = {
-                **event_votes,
-                **{name: answer[f"{name}_{i}"] for name in ("bears", "still_true", "replaces", "partial")},
-            }
-    return votes
+class Gathering:
+    """All of one event's requests, in flight together.
+
+    The event-level questions go in a request of their own at once. Below the screening
+    threshold the judgment batches go out beside it; above it, each screening answer sends off
+    the judgment of the memories it kept as soon as it arrives, so the second round trip
+    overlaps the tail of the first. The client caps concurrency and rate per process.
+    """
+
+    def __init__(self, jev: Jev, event: SourceEvent, policy: Thresholds, usage: Usage):
+        self.jev, self.event, self.policy, self.usage = jev, event, policy, usage
+        self.pending: dict[Future, tuple[str, Sequence[Memory]]] = {}
+        self.event_votes: dict[str, float] = {}
+        self.votes: dict[int, dict[str, float]] = {}
+        self.screened_out = 0
+
+    def run(self, memories: list[Memory]) -> dict[int, dict[str, float]]:
+        if not memories:
+            return {}
+        workers = max(1, settings.JEV_MAX_CONCURRENCY)
+        with ThreadPoolExecutor(max_workers=workers) as self.pool:
+            self._send("event", [], {"event": _event_state(self.event)}, _questions(q.EVENT_QUESTIONS))
+            if len(memories) > settings.JEV_SCREEN_ABOVE:
+                for batch in pack(
+                    self.event, memories, per_memory=[q.SCREEN_QUESTION], limit=settings.JEV_SCREEN_BATCH_SIZE
+                ):
+                    self._send("screen", batch, *_request(self.event, batch, [q.SCREEN_QUESTION]))
+            else:
+                self._judge(memories)
+            while self.pending:
+                done, _ = wait(self.pending, return_when=FIRST_COMPLETED)
+                for future in done:
+                    self._receive(future, *self.pending.pop(future))
+        if self.usage.failure:
+            raise self.usage.failure
+        return {pk: {**self.event_votes, **votes} for pk, votes in self.votes.items()}
+
+    def _send(self, kind: str, batch: Sequence[Memory], state: dict, questions: dict) -> None:
+        self.pending[self.pool.submit(self.jev.ask, state, questions)] = (kind, batch)
+
+    def _judge(self, memories: Sequence[Memory]) -> None:
+        for batch in pack(self.event, memories, per_memory=q.MEMORY_QUESTIONS, limit=settings.JEV_BATCH_SIZE):
+            self._send("judge", batch, *_request(self.event, batch, q.MEMORY_QUESTIONS))
+
+    def _receive(self, future: Future, kind: str, batch: Sequence[Memory]) -> None:
+        try:
+            reply = future.result()
+        except JevError as exc:
+            self.usage.requests += 1
+            self.usage.retries += exc.tries - 1
+            self.usage.failure = self.usage.failure or exc
+            for other in self.pending:
+                other.cancel()  # no point asking more: the assessment has failed
+            return
+        except CancelledError:
+            return
+        self.usage.add(reply)
+        if self.usage.failure:
+            return
+        if kind == "event":
+            self.event_votes = reply.votes
+        elif kind == "screen":
+            kept = [m for i, m in enumerate(batch) if reply.votes[f"screen_{i}"] >= self.policy.screen_min]
+            self.screened_out += len(batch) - len(kept)
+            if kept:
+                self._judge(kept)
+        else:
+            for i, memory in enumerate(batch):
+                self.votes[memory.pk] = {
+                    name: reply.votes[f"{name}_{i}"]
+                    for name in ("bears", "still_true", "replaces", "partial")
+                }
 
 
 # -- the pipeline --------------------------------------------------------------------------------
@@ -276,17 +320,15 @@ def _judge_and_record(assessment: Assessment, jev: Jev) -> None:
     started = time.monotonic()
     assessment.state = Assessment.State.RUNNING
     assessment.candidates_total = len(memories)
+    gathering = Gathering(jev, event, policy, usage)
     try:
-        if len(to_judge) > settings.JEV_SCREEN_ABOVE:
-            kept = screen(jev, event, to_judge, policy, usage)
-            assessment.candidates_screened_out = len(to_judge) - len(kept)
-            to_judge = kept
-        votes = judge(jev, event, to_judge, usage)
+        votes = gathering.run(to_judge)
     except JevError as exc:
         assessment.state = Assessment.State.FAILED
         assessment.error = str(exc)
         assessment.finished_at = timezone.now()
         votes = {}
+    assessment.candidates_screened_out = gathering.screened_out
     assessment.requests = usage.requests
     assessment.retries = usage.retries
     assessment.input_tokens = usage.input_tokens

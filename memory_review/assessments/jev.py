@@ -11,6 +11,7 @@ which says so in a response header; the assessment records it and every page sho
 
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from decimal import Decimal
@@ -54,28 +55,31 @@ def cost_usd(input_tokens: int) -> Decimal:
 
 
 class RateLimiter:
-    """A token bucket: at most `per_minute` requests a minute from this process, in bursts of a
-    second's worth. Jev allows 1,200 a minute; many workers share that by configuration."""
+    """At most `per_minute` requests in any sixty seconds from this process (Jev allows 1,200 a
+    minute). Bursts are not smoothed: a large event's screening requests go out together."""
 
-    def __init__(self, per_minute: int, clock: Callable[[], float] = time.monotonic):
-        self.rate = per_minute / 60.0
-        self.capacity = max(1.0, self.rate)
-        self.tokens = self.capacity
-        self.clock = clock
-        self.updated = clock()
+    def __init__(
+        self,
+        per_minute: int,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], None] = time.sleep,
+    ):
+        self.limit = per_minute
+        self.clock, self.sleep = clock, sleep
+        self.sent: deque[float] = deque()
         self.lock = threading.Lock()
 
     def acquire(self) -> None:
         while True:
             with self.lock:
                 now = self.clock()
-                self.tokens = min(self.capacity, self.tokens + (now - self.updated) * self.rate)
-                self.updated = now
-                if self.tokens >= 1:
-                    self.tokens -= 1
+                while self.sent and now - self.sent[0] >= 60:
+                    self.sent.popleft()
+                if len(self.sent) < self.limit:
+                    self.sent.append(now)
                     return
-                wait = (1 - self.tokens) / self.rate
-            time.sleep(wait)
+                wait = 60 - (now - self.sent[0])
+            self.sleep(wait)
 
 
 class Jev:

@@ -56,6 +56,7 @@ name in backticks, and Choice and Score spread probability by word overlap with 
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import logging
@@ -154,9 +155,10 @@ def text_of(value: Any) -> str:
     return "" if value is None else str(value)
 
 
-def _terms(text: str) -> set[str]:
+@functools.lru_cache(maxsize=4096)
+def _terms(text: str) -> frozenset[str]:
     # A six-letter prefix is a crude stem that lets "deliver" meet "deliveries".
-    return {word[:6] for word in _WORD.findall(text.lower()) if word not in _STOPWORDS}
+    return frozenset(word[:6] for word in _WORD.findall(text.lower()) if word not in _STOPWORDS)
 
 
 def _overlap(a: str, b: str) -> float:
@@ -198,11 +200,20 @@ def _path_texts(state: Any, instructions: Any) -> list[str]:
     return [text_of(value) for value in resolved if value is not None]
 
 
+@functools.lru_cache(maxsize=256)
+def _event_cues(event: str) -> tuple[bool, bool, bool, bool, bool]:
+    """The event's cues, read once per event rather than once per question about it."""
+    return tuple(
+        bool(pattern.search(event))
+        for pattern in (_DIRECTIVE, _HYPOTHETICAL, _TRANSIENT, _REPLACEMENT, _RETRACTION)
+    )
+
+
 def _invalidation(state: dict[str, Any], qid: str) -> float | None:
     """Noul heuristics for an event against remembered facts; None when the layout doesn't fit."""
     raw_event = state.get("event")
     event = text_of(raw_event.get("text") if isinstance(raw_event, dict) else raw_event).lower()
-    directive, hypothetical = bool(_DIRECTIVE.search(event)), bool(_HYPOTHETICAL.search(event))
+    directive, hypothetical, transient, replacement, retraction = _event_cues(event)
     if qid == "directive":
         return 0.92 if directive else 0.05
     if qid == "hypothetical":
@@ -215,8 +226,7 @@ def _invalidation(state: dict[str, Any], qid: str) -> float | None:
     fact = text_of(memory.get("fact") if isinstance(memory, dict) else memory)
     bears = _relatedness(event, fact)
     # Instructions to the assistant, open questions and one-offs report no lasting change.
-    credible = 0.15 if directive or hypothetical or _TRANSIENT.search(event) else 1.0
-    replacement, retraction = bool(_REPLACEMENT.search(event)), bool(_RETRACTION.search(event))
+    credible = 0.15 if directive or hypothetical or transient else 1.0
     kind = match[1]
     if kind == "bears":
         return bears
@@ -298,9 +308,20 @@ def _distribution(subject: str, options: list[str], key: tuple[Any, ...]) -> lis
     return [round(weight / sum(weights), 3) for weight in weights]
 
 
-def answer(state: Any, qid: str, question: dict[str, Any], seed: int) -> dict[str, Any]:
-    """Answer one validated question from only the state, the question, its id and the seed."""
-    key = (state, qid, question, seed)
+def state_digest(state: Any) -> str:
+    return hashlib.sha256(json.dumps(state, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def answer(
+    state: Any, qid: str, question: dict[str, Any], seed: int, digest: str | None = None
+) -> dict[str, Any]:
+    """Answer one validated question from only the state, the question, its id and the seed.
+
+    `digest` is `state_digest(state)`, computed once per request by the caller: hashing a
+    100-memory state for each of its 100 questions would make the stand-in, not Jev, the cost."""
+    key = (digest or state_digest(state), qid, question, seed)
+    if question["type"] == "noul":
+        return {"type": "noul", "noul": _probability(_noul(state, qid, question), *key)}
     subject = " ".join(_path_texts(state, question.get("instructions"))) or text_of(state)
     if question["type"] == "choice":
         labels = list(question["criteria"])
@@ -323,7 +344,7 @@ def answer(state: Any, qid: str, question: dict[str, Any], seed: int) -> dict[st
             "legend": {str(i): level for i, level in enumerate(levels)},
             "probabilities": {str(i): p for i, p in enumerate(distribution)},
         }
-    return {"type": "noul", "noul": _probability(_noul(state, qid, question), *key)}
+    raise ValueError(f"unsupported question type {question['type']!r}")  # validation refuses these
 
 
 def validation_errors(body: Any) -> list[dict[str, Any]]:
@@ -370,8 +391,10 @@ def _question_problem(question: dict[str, Any]) -> str | None:
 
 def respond(body: dict[str, Any], config: StandinConfig) -> dict[str, Any]:
     """Build the System One response body for a validated request."""
+    digest = state_digest(body["state"])
     answers = {
-        qid: answer(body["state"], qid, question, config.seed) for qid, question in body["questions"].items()
+        qid: answer(body["state"], qid, question, config.seed, digest)
+        for qid, question in body["questions"].items()
     }
     # The real API counts model tokens; four characters a token is close enough for usage demos.
     text = json.dumps([body["state"], body["questions"]], separators=(",", ":"))
@@ -462,6 +485,11 @@ class StandinServer:
 
 
 class _HTTPServer(ThreadingHTTPServer):
+    # socketserver's default backlog of 5 drops the SYNs of a large event's concurrent batches,
+    # and the kernel retries them a second later: a delay Jev itself would not add.
+    request_queue_size = 256
+    daemon_threads = True
+
     def __init__(self, address: tuple[str, int], handler: type, standin: StandinServer):
         self.standin = standin
         super().__init__(address, handler)

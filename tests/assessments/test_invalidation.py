@@ -67,7 +67,7 @@ def test_a_superseding_event_moves_the_memory_it_bears_on_and_no_other(acme, pol
 def test_it_records_cost_tokens_latency_and_the_model_that_answered(acme, policy, jev, paris):
     done = run_invalidation(observe(acme, LYON).pk, jev=jev)
 
-    assert done.requests == 1 and done.retries == 0
+    assert done.requests == 2 and done.retries == 0  # event-level questions, one batch of memories
     assert done.input_tokens > 0
     assert float(done.cost_usd) == pytest.approx(done.input_tokens * 0.042 / 1_000_000, abs=1e-8)
     assert done.model_name == "jev-1.13.0"
@@ -93,8 +93,8 @@ def test_two_429s_then_success_is_one_done_assessment_with_the_retries_counted(
     done = run_invalidation(observe(acme, LYON).pk, jev=jev)
 
     assert done.state == "done"
-    assert (done.requests, done.retries) == (1, 2)
-    assert standin.system_one_count == 3
+    assert (done.requests, done.retries) == (2, 2)
+    assert standin.system_one_count == 4
     assert Memory.objects.get(pk=paris.pk).status == "superseded"
 
 
@@ -176,7 +176,7 @@ def test_observing_the_same_event_twice_writes_nothing_twice(acme, policy, jev, 
 
     assert Verdict.objects.count() == 2
     assert Transition.objects.count() == 1
-    assert standin.system_one_count == 1
+    assert standin.system_one_count == 2  # asked once: the event-level request and one batch
 
 
 def test_a_reviewer_who_moved_the_memory_after_it_was_judged_wins(acme, policy, jev, paris):
@@ -241,7 +241,7 @@ def test_a_large_pool_is_screened_first_and_only_bearing_memories_are_judged(
 
     assert done.candidates_total == 12
     assert done.candidates_screened_out == 11
-    assert done.requests == 3 + 1  # three screening requests, one judgment
+    assert done.requests == 1 + 3 + 1  # the event-level questions, three screenings, one judgment
     assert list(Verdict.objects.values_list("memory_id", flat=True)) == [paris.pk]
     assert Memory.objects.get(pk=paris.pk).status == "superseded"
 
@@ -253,7 +253,7 @@ def test_up_to_twenty_memories_go_in_one_request_and_the_batches_run_together(ac
 
     done = run_invalidation(observe(acme, "Deliveries for office 3 now go to the front door.").pk, jev=jev)
 
-    assert done.requests == 3
+    assert done.requests == 1 + 3  # the event-level questions, then 20 + 20 + 5 memories
     assert Verdict.objects.count() == 45
 
 
@@ -263,6 +263,6 @@ def test_long_memories_shrink_the_batch_rather_than_fail(acme, policy):
     memories = [make_memory(acme, subject=f"policy-{n}", content=long_text) for n in range(4)]
     event = memories[0].source_event
 
-    batches = pack(event, memories, per_memory=q.MEMORY_QUESTIONS, per_event=q.EVENT_QUESTIONS, limit=20)
+    batches = pack(event, memories, per_memory=q.MEMORY_QUESTIONS, limit=20)
 
     assert [len(b) for b in batches] == [1, 1, 1, 1]
