@@ -77,8 +77,19 @@ class Assessment(TenantOwned):
     created_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 
+    SEEDED_MODEL = "seed_demo"  # what seed_demo writes: hand-written votes, not a model's
+
     def __str__(self) -> str:
         return f"assessment {self.pk} ({self.purpose}, {self.state})"
+
+    @property
+    def votes_from(self) -> str:
+        """Who voted, said plainly on every screen that shows votes."""
+        if self.model_name == self.SEEDED_MODEL:
+            return "hand-written demo votes"
+        if self.offline_standin:
+            return "offline stand-in (a test double)"
+        return self.model_name or "–"
 
 
 class Disposition(models.TextChoices):

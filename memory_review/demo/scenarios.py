@@ -193,7 +193,7 @@ USERS = [
 ]
 
 SEEDED_BY = "system:seed_demo"
-MODEL_NAME = "seed_demo"  # not a model: the votes below are hand-written demo data
+MODEL_NAME = Assessment.SEEDED_MODEL  # not a model: the votes below are hand-written demo data
 QUESTION_SET = "seed-demo"
 POLICY_LABEL = "v1"
 # Jev's published input rate (DESIGN §4), used to give the demo assessments a plausible cost.

@@ -5,6 +5,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET
 
+from memory_review.assessments import selectors as assessment_selectors
 from memory_review.audit.models import Transition
 from memory_review.memories import selectors
 from memory_review.tenancy.access import get_membership, tenants_for
@@ -50,3 +51,36 @@ def review_queue(request: HttpRequest, slug: str) -> HttpResponse:
             "memories": selectors.review_queue(membership.tenant),
         },
     )
+
+
+@require_GET
+@login_required
+def assessment_list(request: HttpRequest, slug: str) -> HttpResponse:
+    membership = get_membership(request.user, slug)
+    return render(
+        request,
+        "review/assessment_list.html",
+        {
+            "membership": membership,
+            "tenant": membership.tenant,
+            "assessments": assessment_selectors.recent_assessments(membership.tenant),
+        },
+    )
+
+
+@require_GET
+@login_required
+def assessment_detail(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+    membership = get_membership(request.user, slug)
+    assessment = assessment_selectors.assessment_for(membership.tenant, pk)
+    context = {
+        "membership": membership,
+        "tenant": membership.tenant,
+        "assessment": assessment,
+        "verdicts": assessment_selectors.verdicts_of(assessment),
+    }
+    # While a worker is on it, htmx polls and swaps only the results region.
+    template = "review/assessment_detail.html"
+    if request.htmx:
+        template += "#results"
+    return render(request, template, context)
