@@ -1,0 +1,69 @@
+"""PostgreSQL enforces the tenant boundary too, for a role that owns no tables (DESIGN §6)."""
+
+import importlib
+
+import pytest
+from django.apps import apps
+from django.db import DatabaseError, connection, transaction
+
+from memory_review.memories.models import Memory, SourceEvent
+from memory_review.tenancy.db_context import clear_tenant, set_tenant
+from tests.factories import make_memory
+
+rls = importlib.import_module("memory_review.audit.migrations.0003_postgres_rls")
+
+
+def test_every_table_that_carries_a_tenant_has_a_policy():
+    tables = {
+        model._meta.db_table
+        for model in apps.get_models()
+        if any(field.name == "tenant" for field in model._meta.fields) and model._meta.app_label != "tenancy"
+    }
+    assert tables == set(rls.TABLES)
+
+
+@pytest.fixture
+def as_app_role(db):
+    """Queries run as a role that owns nothing, as production's web and worker do."""
+    if connection.vendor != "postgresql":
+        pytest.skip("row-level security is PostgreSQL's (make test's second pass); Oracle uses VPD")
+    with connection.cursor() as cursor:
+        cursor.execute("CREATE ROLE memory_app_probe")  # rolled back with the test's transaction
+        cursor.execute(
+            "GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO memory_app_probe"
+        )
+        cursor.execute("GRANT USAGE ON ALL SEQUENCES IN SCHEMA public TO memory_app_probe")
+        cursor.execute("SET LOCAL ROLE memory_app_probe")
+    yield
+    clear_tenant()
+    with connection.cursor() as cursor:
+        cursor.execute("RESET ROLE")
+
+
+@pytest.fixture
+def two_tenants_of_memories(acme, globex):
+    return [make_memory(acme), make_memory(acme)], [make_memory(globex)]
+
+
+def test_without_a_tenant_in_the_context_nothing_is_visible(two_tenants_of_memories, as_app_role):
+    assert Memory.objects.count() == 0
+    assert SourceEvent.objects.count() == 0
+
+
+def test_with_a_tenant_set_only_its_rows_are_visible(acme, two_tenants_of_memories, as_app_role):
+    mine, theirs = two_tenants_of_memories
+    set_tenant(acme.pk)
+
+    assert set(Memory.objects.values_list("pk", flat=True)) == {m.pk for m in mine}
+    assert not Memory.objects.filter(pk=theirs[0].pk).exists()  # even asked for by id
+
+
+def test_writing_a_row_for_another_tenant_is_refused(acme, globex, two_tenants_of_memories, as_app_role):
+    mine, theirs = two_tenants_of_memories
+    set_tenant(acme.pk)
+
+    with pytest.raises(DatabaseError, match="row-level security"), transaction.atomic():
+        SourceEvent.objects.create(tenant=globex, source="chat", text="planted", text_hash="x")
+    updated = Memory.objects.filter(pk=theirs[0].pk).update(confidence=0.1)
+
+    assert updated == 0
