@@ -107,15 +107,6 @@ def moves_for(obj: Memory | PromotionCandidate) -> dict[tuple[str, str], tuple[f
     raise TypeError(f"{type(obj).__name__} has no lifecycle")
 
 
-def allowed_actions(obj: Memory | PromotionCandidate, actor_kind: str) -> list[str]:
-    """The actions this kind of actor may take on `obj` as it stands (for buttons)."""
-    return [
-        action
-        for (kind, action), (sources, _) in moves_for(obj).items()
-        if kind == actor_kind and obj.status in sources
-    ]
-
-
 def transition(
     *,
     obj: Memory | PromotionCandidate,
@@ -163,15 +154,22 @@ def transition(
                 to_status=target,
                 action=action,
                 actor=str(actor),
-                reason=reason.strip()[:1000],
+                reason=_fit(reason.strip(), 1000),
                 verdict=verdict,
                 row_version=row.row_version,
-                request_id=request_id,
+                request_id=request_id or None,  # '' reads back as NULL on Oracle: hash the same
                 created_at=timezone.now(),
             )
         )
     obj.status, obj.row_version = row.status, row.row_version
     return audit
+
+
+def _fit(text: str, limit: int) -> str:
+    """At most `limit` UTF-16 code units: what NVARCHAR2 counts on Oracle."""
+    while len(text.encode("utf-16-le")) // 2 > limit:
+        text = text[: -max(1, (len(text.encode("utf-16-le")) // 2 - limit) // 2)]
+    return text
 
 
 def _subject_taken(action: str, memory: Memory) -> LifecycleError:

@@ -178,6 +178,8 @@ JEV_TIMEOUT_S = env_float("JEV_TIMEOUT_S", 10.0)
 JEV_MAX_TRIES = env_int("JEV_MAX_TRIES", 4)
 JEV_BACKOFF_S = env_float("JEV_BACKOFF_S", 0.5)
 JEV_BACKOFF_MAX_S = env_float("JEV_BACKOFF_MAX_S", 8.0)
+JEV_RETRY_AFTER_MAX_S = env_float("JEV_RETRY_AFTER_MAX_S", 30.0)
+JEV_LEASE_MARGIN_S = env_float("JEV_LEASE_MARGIN_S", 30.0)  # see assessments/leases.py
 JEV_MAX_CONCURRENCY = env_int("JEV_MAX_CONCURRENCY", 32)
 JEV_REQUESTS_PER_MINUTE = env_int("JEV_REQUESTS_PER_MINUTE", 1200)
 # Invalidation batching (DESIGN §4, seeds/003).

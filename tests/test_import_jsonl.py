@@ -64,3 +64,13 @@ def test_a_bad_line_is_named_and_nothing_is_written(acme, tmp_path, bad, message
 
     assert not SourceEvent.objects.exists()
     assert not Memory.objects.exists()
+
+
+def test_dates_are_read_as_iso_strings_and_events_need_no_key(acme, tmp_path):
+    unkeyed = {k: v for k, v in EVENT.items() if k != "key"}
+    path = write(tmp_path, [unkeyed, unkeyed, {**EVENT, "occurred_at": "2026-05-01T10:00:00Z"}])
+
+    call_command("import_jsonl", path, tenant="acme")
+
+    assert SourceEvent.objects.count() == 3
+    assert SourceEvent.objects.filter(occurred_at__year=2026, occurred_at__month=5).count() == 1

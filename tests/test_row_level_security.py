@@ -4,10 +4,13 @@ import importlib
 
 import pytest
 from django.apps import apps
+from django.core.management import call_command
 from django.db import DatabaseError, connection, transaction
 
+from memory_review.lifecycle import Actor, transition
 from memory_review.memories.models import Memory, SourceEvent
-from memory_review.tenancy.db_context import clear_tenant, set_tenant
+from memory_review.tenancy import db_context
+from memory_review.tenancy.db_context import clear_tenant, set_tenant, tenant_context
 from tests.factories import make_memory
 
 rls = importlib.import_module("memory_review.audit.migrations.0003_postgres_rls")
@@ -67,3 +70,33 @@ def test_writing_a_row_for_another_tenant_is_refused(acme, globex, two_tenants_o
     updated = Memory.objects.filter(pk=theirs[0].pk).update(confidence=0.1)
 
     assert updated == 0
+
+
+def test_verify_audit_walks_the_chain_under_the_app_role(acme, capsys):
+    if connection.vendor != "postgresql":
+        pytest.skip("row-level security is PostgreSQL's (make test's second pass)")
+    memory = make_memory(acme)
+    for action in ("freeze", "unfreeze"):
+        transition(
+            obj=memory,
+            action=action,
+            actor=Actor("user", "1"),
+            reason=action,
+            seen_version=memory.row_version,
+        )
+    with connection.cursor() as cursor:
+        cursor.execute("CREATE ROLE memory_app_probe")
+        cursor.execute("GRANT SELECT ON ALL TABLES IN SCHEMA public TO memory_app_probe")
+        cursor.execute("SET LOCAL ROLE memory_app_probe")
+
+    call_command("verify_audit", tenant="acme")
+
+    assert "tenant acme: intact, 2 transitions" in capsys.readouterr().out
+
+
+def test_a_task_inside_a_request_gives_the_request_its_tenant_back(acme, globex):
+    set_tenant(acme.pk)
+    with tenant_context(globex.pk):
+        assert db_context._current.get() == globex.pk
+    assert db_context._current.get() == acme.pk
+    clear_tenant()

@@ -5,12 +5,26 @@ from datetime import datetime
 from typing import Annotated
 
 from django.conf import settings
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import AfterValidator, AwareDatetime, BaseModel, ConfigDict, Field, StringConstraints
 
 from memory_review.memories.models import Memory, SourceEvent
 
 
+def no_nul(value: str) -> str:
+    if "\x00" in value:  # PostgreSQL refuses NUL in text; say so instead of failing later
+        raise ValueError("must not contain NUL characters")
+    return value
+
+
+def in_range(value: datetime) -> datetime:
+    # Far ends of the calendar overflow once converted to UTC.
+    if not 1900 <= value.year <= 9998:
+        raise ValueError("must be a date between the years 1900 and 9998")
+    return value
+
+
 def check_text(value: str) -> str:
+    no_nul(value)
     if not value.strip():
         raise ValueError("must not be blank")
     if len(value) > settings.API_MAX_TEXT_CHARS:  # read per request, so tests and ops can change it
@@ -30,9 +44,16 @@ def one_of(choices: list[str], what: str):
 Text = Annotated[str, AfterValidator(check_text)]
 Kind = Annotated[str, one_of(Memory.Kind.values, "kind")]
 Source = Annotated[str, one_of(SourceEvent.Source.values, "source")]
-ScopeId = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=128)]
-Subject = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
-Author = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=100)]
+ScopeId = Annotated[
+    str, StringConstraints(strip_whitespace=True, min_length=1, max_length=128), AfterValidator(no_nul)
+]
+Subject = Annotated[
+    str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200), AfterValidator(no_nul)
+]
+Author = Annotated[
+    str, StringConstraints(strip_whitespace=True, min_length=1, max_length=100), AfterValidator(no_nul)
+]
+When = Annotated[AwareDatetime, AfterValidator(in_range)]
 
 
 class Strict(BaseModel):
@@ -52,7 +73,7 @@ class EventIn(Strict):
     source: Source = Field(description=f"One of: {', '.join(SourceEvent.Source.values)}")
     scope: Scope = Field(default_factory=Scope)
     run_id: ScopeId | None = None
-    occurred_at: datetime | None = None
+    occurred_at: When | None = Field(default=None, description="With a time zone, e.g. 2026-11-29T10:00:00Z.")
     remember_successor: bool = Field(
         default=False, description="Store the event verbatim as the successor of any memory it supersedes."
     )
@@ -65,7 +86,7 @@ class MemoryIn(Strict):
     source_event_id: int = Field(description="The event it came from (provenance is required).")
     scope: Scope = Field(default_factory=Scope)
     confidence: float = Field(default=1.0, ge=0, le=1)
-    valid_until: datetime | None = Field(default=None, description="Hard TTL.")
+    valid_until: When | None = Field(default=None, description="Hard TTL, with a time zone.")
     written_by: Author = "agent"
 
 

@@ -12,7 +12,7 @@ from django.views.decorators.http import require_GET, require_POST
 from pydantic import BaseModel, ValidationError
 
 from memory_review.assessments.invalidation import observe_event
-from memory_review.assessments.models import Assessment
+from memory_review.assessments.models import Assessment, NoActivePolicy
 from memory_review.assessments.promotion import candidate_propose
 from memory_review.lifecycle import LifecycleError
 from memory_review.memories.models import SourceEvent
@@ -26,6 +26,10 @@ from .openapi import schema
 
 def bad_request(fields: dict[str, str]) -> JsonResponse:
     return JsonResponse({"error": "invalid input", "fields": fields}, status=400)
+
+
+def not_found() -> JsonResponse:
+    return JsonResponse({"error": "not found"}, status=404)
 
 
 def api_view(view):
@@ -45,10 +49,15 @@ def api_view(view):
             response["WWW-Authenticate"] = 'Bearer realm="memory-review"'
             return response
         if token.tenant.slug != slug:
-            raise Http404("No such tenant")
+            return not_found()
         set_tenant(token.tenant_id)  # cleared by RequestContextMiddleware
         request.api_token = token
-        return view(request, token.tenant, *args, **kwargs)
+        try:
+            return view(request, token.tenant, *args, **kwargs)
+        except Http404:
+            return not_found()
+        except NoActivePolicy as exc:
+            return JsonResponse({"error": f"{exc}: an admin must adopt one first"}, status=409)
 
     return wrapper
 

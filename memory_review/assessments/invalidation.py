@@ -12,22 +12,23 @@ from concurrent.futures import FIRST_COMPLETED, CancelledError, Future, ThreadPo
 from dataclasses import dataclass
 
 from django.conf import settings
-from django.db import transaction
+from django.db import OperationalError, transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from memory_review.lifecycle import Actor, LifecycleError, transition
-from memory_review.memories.models import Memory, MemoryStatus, SourceEvent
+from memory_review.audit.models import Transition
+from memory_review.lifecycle import Actor, IllegalTransition, StaleVersion, transition
+from memory_review.memories.models import LIVE_STATUSES, Memory, MemoryStatus, SourceEvent
 from memory_review.memories.services import memory_write
 
 from . import questions as q
 from .jev import Jev, JevError, JevReply, cost_usd, get_jev, noul
+from .leases import FINISHED, claim, finish, release
 from .models import Assessment, Disposition, PolicyVersion, Verdict
 from .policy import BEARING, POLICY_ACTIONS, PROPOSED_STATUS, Thresholds, decide
 
 logger = logging.getLogger(__name__)
 
-JUDGED_STATUSES = (MemoryStatus.ACTIVE, MemoryStatus.NEEDS_REVIEW, MemoryStatus.FROZEN)
 JUDGED_FIELDS = (
     "tenant_id", "content", "kind", "status", "valid_until", "row_version",
     "source_event__source", "source_event__erased_at",
@@ -47,7 +48,7 @@ def candidates_for(event: SourceEvent):
         if value is not None:
             in_scope &= Q(**{f"{column}__isnull": True}) | Q(**{column: value})
     memories = Memory.objects.for_tenant(event.tenant).filter(
-        in_scope, status__in=JUDGED_STATUSES, deleted_at__isnull=True
+        in_scope, status__in=LIVE_STATUSES, deleted_at__isnull=True
     )
     # Only what judging reads: a large pool's rows are read on every event.
     return (
@@ -75,8 +76,8 @@ def code_checks(memories: Sequence[Memory], now) -> tuple[dict[int, str], list[M
 
 
 def tokens(value) -> int:
-    """A deliberately generous estimate (about four characters a token), never an undercount
-    that would push a request past Jev's budget."""
+    """A deliberately generous estimate (three characters a token where English averages about
+    four), so it never undercounts a request past Jev's budget."""
     return len(json.dumps(value, ensure_ascii=False)) // 3 + 1
 
 
@@ -141,6 +142,11 @@ class Usage:
     standin: bool = False
     failure: JevError | None = None
 
+    def fail(self, exc: JevError) -> None:
+        self.requests += 1
+        self.retries += exc.tries - 1
+        self.failure = self.failure or exc
+
     def add(self, reply: JevReply) -> None:
         self.requests += 1
         self.retries += reply.tries - 1
@@ -149,24 +155,15 @@ class Usage:
         self.standin = self.standin or reply.standin
 
 
-def ask_all(jev: Jev, requests: list[tuple[dict, dict]], usage: Usage) -> list[dict[str, float]]:
-    """Send the requests concurrently (the client caps concurrency and rate per process)."""
-    with ThreadPoolExecutor(max_workers=max(1, min(len(requests), settings.JEV_MAX_CONCURRENCY))) as pool:
-        futures = [pool.submit(jev.ask, state, questions) for state, questions in requests]
-    votes = []
-    for future in futures:
-        try:
-            reply = future.result()
-        except JevError as exc:
-            usage.requests += 1
-            usage.retries += exc.tries - 1
-            usage.failure = usage.failure or exc
-            continue
-        usage.add(reply)
-        votes.append(reply.votes)
-    if usage.failure:
-        raise usage.failure
-    return votes
+def ask_one(jev: Jev, state: dict, questions: dict, usage: Usage) -> dict[str, float]:
+    """A single request, counted in `usage` whether it succeeds or fails."""
+    try:
+        reply = jev.ask(state, questions)
+    except JevError as exc:
+        usage.fail(exc)
+        raise
+    usage.add(reply)
+    return reply.votes
 
 
 def _request(
@@ -226,9 +223,7 @@ class Gathering:
         try:
             reply = future.result()
         except JevError as exc:
-            self.usage.requests += 1
-            self.usage.retries += exc.tries - 1
-            self.usage.failure = self.usage.failure or exc
+            self.usage.fail(exc)
             for other in self.pending:
                 other.cancel()  # no point asking more: the assessment has failed
             return
@@ -255,17 +250,6 @@ class Gathering:
 # -- the pipeline --------------------------------------------------------------------------------
 
 
-def active_policy(tenant) -> PolicyVersion:
-    policy = PolicyVersion.objects.for_tenant(tenant).filter(mode=PolicyVersion.Mode.ACTIVE).first()
-    if policy is None:
-        raise LifecycleError(f"tenant {tenant.slug} has no active policy version")
-    return policy
-
-
-def shadow_policy(tenant) -> PolicyVersion | None:
-    return PolicyVersion.objects.for_tenant(tenant).filter(mode=PolicyVersion.Mode.SHADOW).first()
-
-
 def observe_event(
     *,
     event: SourceEvent,
@@ -278,7 +262,7 @@ def observe_event(
         event=event,
         purpose=Assessment.Purpose.INVALIDATION,
         defaults={
-            "policy": active_policy(event.tenant),
+            "policy": PolicyVersion.objects.for_tenant(event.tenant).active(),
             "question_set_version": q.INVALIDATION_VERSION,
             "remember_successor": remember_successor,
         },
@@ -290,55 +274,78 @@ def observe_event(
     return assessment
 
 
-def run_invalidation(assessment_id: int, *, jev: Jev | None = None) -> Assessment:
-    """Judge, record, then apply. Safe to run twice, or in two workers at once: the assessment
-    row is locked while votes are gathered, and each verdict is applied at most once."""
-    with transaction.atomic():
-        assessment = Assessment.objects.select_for_update().get(pk=assessment_id)
-        if assessment.state in (Assessment.State.DONE, Assessment.State.FAILED):
-            return assessment
-        if not assessment.verdicts.exists():
-            _judge_and_record(assessment, jev or get_jev())
+def run_invalidation(
+    assessment_id: int, *, tenant_id: int | None = None, jev: Jev | None = None
+) -> Assessment:
+    """Judge, record, then apply. Safe to run twice, or in two workers at once: a lease keeps a
+    second worker from asking Jev again, votes are recorded once, and each verdict is applied at
+    most once. No transaction is open while Jev answers."""
+    if tenant_id is None:
+        tenant_id = Assessment.objects.values_list("tenant_id", flat=True).get(pk=assessment_id)
+    assessment = claim(tenant_id=tenant_id, assessment_id=assessment_id)
+    if assessment.state in FINISHED:
+        return assessment
+    try:
+        if assessment.judged_at is None:
+            assessment = _judge_and_record(assessment, jev or get_jev())
             if assessment.state == Assessment.State.FAILED:
                 return assessment
-    apply_verdicts(assessment)
-    Assessment.objects.filter(pk=assessment.pk).update(
-        state=Assessment.State.DONE, finished_at=timezone.now()
-    )
-    assessment.refresh_from_db()
-    return assessment
+        apply_verdicts(assessment)
+    except OperationalError:
+        release(assessment)  # transient: the task retries and may take it straight back
+        raise
+    except Exception as exc:  # anything else would leave it "running" with no word on why
+        logger.exception("assessment %s failed", assessment.pk)
+        return finish(assessment, error=f"{type(exc).__name__}: {exc}")
+    return finish(assessment)
 
 
-def _judge_and_record(assessment: Assessment, jev: Jev) -> None:
-    event = SourceEvent.objects.get(pk=assessment.event_id)
+def _judge_and_record(assessment: Assessment, jev: Jev) -> Assessment:
+    event = SourceEvent.objects.get(pk=assessment.event_id, tenant_id=assessment.tenant_id)
     policy = Thresholds.from_data(assessment.policy.thresholds)
-    shadow = shadow_policy(event.tenant)
+    shadow = PolicyVersion.objects.for_tenant(event.tenant).shadow()
     now = timezone.now()
     memories = list(candidates_for(event))
     settled, to_judge = code_checks(memories, now)
     usage = Usage()
     started = time.monotonic()
-    assessment.state = Assessment.State.RUNNING
-    assessment.candidates_total = len(memories)
     gathering = Gathering(jev, event, policy, usage)
     try:
-        votes = gathering.run(to_judge)
+        votes, error = gathering.run(to_judge), None
     except JevError as exc:
-        assessment.state = Assessment.State.FAILED
-        assessment.error = str(exc)
-        assessment.finished_at = timezone.now()
-        votes = {}
-    assessment.candidates_screened_out = gathering.screened_out
-    assessment.requests = usage.requests
-    assessment.retries = usage.retries
-    assessment.input_tokens = usage.input_tokens
-    assessment.cost_usd = cost_usd(usage.input_tokens)
-    assessment.latency_ms = round((time.monotonic() - started) * 1000)
-    assessment.model_name = usage.model
-    assessment.offline_standin = usage.standin
-    assessment.save()
-    if assessment.state == Assessment.State.FAILED:
-        return  # no verdicts, no changes: a Jev outage leaves every memory as it was
+        votes, error = {}, str(exc)
+    with transaction.atomic():
+        recorded = Assessment.objects.select_for_update().get(pk=assessment.pk)
+        if recorded.judged_at is not None:
+            return recorded  # another worker, whose lease this one outlived, recorded first
+        recorded.candidates_total = len(memories)
+        recorded.candidates_screened_out = gathering.screened_out
+        recorded.requests = usage.requests
+        recorded.retries = usage.retries
+        recorded.input_tokens = usage.input_tokens
+        recorded.cost_usd = cost_usd(usage.input_tokens)
+        recorded.latency_ms = round((time.monotonic() - started) * 1000)
+        recorded.model_name = usage.model
+        recorded.offline_standin = usage.standin
+        if error:
+            # No verdicts and no changes: a Jev outage leaves every memory as it was.
+            recorded.state, recorded.error, recorded.finished_at = (
+                Assessment.State.FAILED,
+                error,
+                timezone.now(),
+            )
+            recorded.lease_until = None
+            recorded.save()
+            return recorded
+        recorded.judged_at = timezone.now()
+        recorded.save()
+        verdicts = _verdicts(recorded, event, memories, settled, votes, policy, shadow)
+        Verdict.objects.bulk_create(verdicts, batch_size=500)
+        _record_checks(verdicts, now)
+    return recorded
+
+
+def _verdicts(assessment, event, memories, settled, votes, policy, shadow) -> list[Verdict]:
     shadow_thresholds = Thresholds.from_data(shadow.thresholds) if shadow else None
     verdicts = []
     for memory in memories:
@@ -368,18 +375,15 @@ def _judge_and_record(assessment: Assessment, jev: Jev) -> None:
                 **memory_votes,
             )
         )
-    Verdict.objects.bulk_create(verdicts, batch_size=500)
-    _record_checks(verdicts, now)
+    return verdicts
 
 
 def _record_checks(verdicts: list[Verdict], now) -> None:
     """p_true is the latest bearing still_true vote; last_checked_at is when anything judged it.
     Neither is a status, so no transition; neither races with a reviewer's decision."""
-    checked = [v.memory_id for v in verdicts]
-    Memory.objects.filter(pk__in=checked).update(last_checked_at=now)
-    for verdict in verdicts:
-        if verdict.disposition in BEARING:
-            Memory.objects.filter(pk=verdict.memory_id).update(p_true=verdict.still_true)
+    Memory.objects.filter(pk__in=[v.memory_id for v in verdicts]).update(last_checked_at=now)
+    bearing = [Memory(pk=v.memory_id, p_true=v.still_true) for v in verdicts if v.disposition in BEARING]
+    Memory.objects.bulk_update(bearing, ["p_true"], batch_size=500)
 
 
 def apply_verdicts(assessment: Assessment) -> dict[int, Memory]:
@@ -405,50 +409,65 @@ def _apply(verdict_id: int, actor: Actor, *, remember_successor: bool) -> Memory
         verdict = Verdict.objects.select_for_update().select_related("memory", "event").get(pk=verdict_id)
         if verdict.applied:
             return None
-        memory, event = verdict.memory, verdict.event
+        memory = verdict.memory
         if verdict.disposition == Disposition.EXPIRED:
             action, actor = "expire", Actor.system("ttl-check")
-        elif (
-            verdict.disposition in POLICY_ACTIONS and memory.status in POLICY_ACTIONS[verdict.disposition][1]
-        ):
+        elif verdict.disposition in POLICY_ACTIONS:
             action = POLICY_ACTIONS[verdict.disposition][0]
         else:
-            return None  # unrelated, directive, hypothetical, frozen, or already where it should be
-        reason = verdict_reason(verdict, event, actor)
-        successor = None
+            return None  # unrelated, directive, hypothetical: logged, never written
+        seen = _version_to_act_on(verdict, memory)
+        if seen is None or memory.status not in _sources(verdict.disposition):
+            return None  # a person moved it since, or it is already where it should be (or frozen)
         try:
             with transaction.atomic():
-                if action == "supersede" and remember_successor:
-                    successor = memory_write(
-                        event=event,
-                        kind=memory.kind,
-                        subject=memory.subject,
-                        content=event.text,
-                        written_by=str(actor),
-                        user_id=memory.user_id,
-                        agent_id=memory.agent_id,
-                        thread_id=memory.thread_id,
-                        supersedes=memory,
-                        seen_version=verdict.row_version,
-                        actor=actor,
-                        reason=reason,
-                        verdict=verdict,
-                    )
-                else:
-                    transition(
-                        obj=memory,
-                        action=action,
-                        actor=actor,
-                        reason=reason,
-                        seen_version=verdict.row_version,
-                        verdict=verdict,
-                    )
-        except LifecycleError as exc:
-            # A reviewer moved the memory after it was judged: their decision stands.
+                successor = _move(verdict, memory, action, actor, seen, remember_successor)
+        except (StaleVersion, IllegalTransition) as exc:
             logger.info("verdict %s not applied: %s", verdict.pk, exc)
             return None
         Verdict.objects.filter(pk=verdict.pk).update(applied=True)
         return successor
+
+
+def _sources(disposition: str) -> frozenset[str]:
+    if disposition == Disposition.EXPIRED:
+        return frozenset({MemoryStatus.ACTIVE})
+    return POLICY_ACTIONS[disposition][1]
+
+
+def _version_to_act_on(verdict: Verdict, memory: Memory) -> int | None:
+    """The row version the policy may act on: the one it judged, or the current one when only
+    other votes have moved the memory since (content never changes, so the vote still holds).
+    None when a person acted since: their decision stands."""
+    if memory.row_version == verdict.row_version:
+        return verdict.row_version
+    moved_since = Transition.objects.filter(memory=memory, row_version__gt=verdict.row_version)
+    if moved_since.filter(actor__startswith="user:").exists():
+        return None
+    return memory.row_version
+
+
+def _move(verdict: Verdict, memory: Memory, action: str, actor: Actor, seen: int, remember_successor: bool):
+    event = verdict.event
+    reason = verdict_reason(verdict, event, actor)
+    if action == "supersede" and remember_successor and event.erased_at is None:
+        return memory_write(
+            event=event,
+            kind=memory.kind,
+            subject=memory.subject,
+            content=event.text,
+            written_by=str(actor),
+            user_id=memory.user_id,
+            agent_id=memory.agent_id,
+            thread_id=memory.thread_id,
+            supersedes=memory,
+            seen_version=seen,
+            actor=actor,
+            reason=reason,
+            verdict=verdict,
+        )
+    transition(obj=memory, action=action, actor=actor, reason=reason, seen_version=seen, verdict=verdict)
+    return None
 
 
 def verdict_reason(verdict: Verdict, event: SourceEvent, actor: Actor) -> str:
@@ -464,9 +483,5 @@ def verdict_reason(verdict: Verdict, event: SourceEvent, actor: Actor) -> str:
         votes += f", partial {verdict.partial:.2f}"
     elif verdict.disposition == Disposition.UNCERTAIN:
         votes += " (inside the review band)"
-    return f"{verdict.disposition} by {actor}: {votes} on {event.source} event '{_snippet(event.text)}'"
-
-
-def _snippet(text: str, limit: int = 70) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+    # The event is cited by id, never quoted: audit rows cannot be erased, events can.
+    return f"{verdict.disposition} by {actor}: {votes} on {event.source} event {event.pk}"

@@ -93,6 +93,7 @@ class Jev:
         max_tries: int,
         backoff_s: float,
         backoff_max_s: float,
+        retry_after_max_s: float = 30.0,
         max_concurrency: int,
         requests_per_minute: int,
         sleep: Callable[[float], None] = time.sleep,
@@ -100,6 +101,7 @@ class Jev:
         self.model = model
         self.max_tries = max(1, max_tries)
         self.backoff_s, self.backoff_max_s = backoff_s, backoff_max_s
+        self.retry_after_max_s = retry_after_max_s
         self.sleep = sleep
         self.slots = threading.BoundedSemaphore(max_concurrency)
         self.limiter = RateLimiter(requests_per_minute)
@@ -127,8 +129,15 @@ class Jev:
                     raise JevError(_describe(exc, attempt), tries=attempt) from exc
                 self.sleep(self._delay(exc, attempt))
                 continue
+            votes = {name: float(answer.noul) for name, answer in response.nouls.items()}
+            missing = sorted(set(questions) - set(votes))
+            if missing:  # the SDK drops answers it cannot type; a partial reply is no reply
+                raise JevError(
+                    f"Jev sent a malformed response: no yes/no answer for {', '.join(missing[:5])}",
+                    tries=attempt,
+                )
             return JevReply(
-                votes={name: float(answer.noul) for name, answer in response.nouls.items()},
+                votes=votes,
                 model=response.model,
                 input_tokens=response.usage.input_tokens or 0,
                 latency_ms=round((time.monotonic() - started) * 1000),
@@ -140,7 +149,8 @@ class Jev:
     def _delay(self, exc: Exception, attempt: int) -> float:
         backoff = min(self.backoff_max_s, self.backoff_s * 2 ** (attempt - 1))
         if isinstance(exc, TypeSafeRateLimitError) and exc.retry_after_ms is not None:
-            return max(backoff, exc.retry_after_ms / 1000)
+            # Honoured, up to a cap: an assessment's lease must outlast its waits.
+            return max(backoff, min(exc.retry_after_ms / 1000, self.retry_after_max_s))
         return backoff
 
 
@@ -177,6 +187,7 @@ def get_jev() -> Jev:
         max_tries=settings.JEV_MAX_TRIES,
         backoff_s=settings.JEV_BACKOFF_S,
         backoff_max_s=settings.JEV_BACKOFF_MAX_S,
+        retry_after_max_s=settings.JEV_RETRY_AFTER_MAX_S,
         max_concurrency=settings.JEV_MAX_CONCURRENCY,
         requests_per_minute=settings.JEV_REQUESTS_PER_MINUTE,
     )

@@ -4,7 +4,23 @@ from django.db import models
 from django.db.models import Q
 
 from memory_review.memories.models import Memory, Scope, SourceEvent
-from memory_review.tenancy.models import TenantOwned
+from memory_review.tenancy.models import TenantOwned, TenantQuerySet
+
+
+class PolicyQuerySet(TenantQuerySet):
+    def active(self) -> "PolicyVersion":
+        """The active version; a tenant without one cannot be assessed."""
+        policy = self.filter(mode=PolicyVersion.Mode.ACTIVE).first()
+        if policy is None:
+            raise NoActivePolicy("this tenant has no active policy version")
+        return policy
+
+    def shadow(self) -> "PolicyVersion | None":
+        return self.filter(mode=PolicyVersion.Mode.SHADOW).first()
+
+
+class NoActivePolicy(Exception):
+    pass
 
 
 class PolicyVersion(TenantOwned):
@@ -21,6 +37,8 @@ class PolicyVersion(TenantOwned):
     note = models.CharField(max_length=500, null=True, blank=True)
     created_by = models.CharField(max_length=120)
     created_at = models.DateTimeField(auto_now_add=True)
+
+    objects = PolicyQuerySet.as_manager()
 
     class Meta:
         constraints = [
@@ -72,6 +90,10 @@ class Assessment(TenantOwned):
     remember_successor = models.BooleanField(
         default=False, help_text="Store the event verbatim as the successor of what it supersedes."
     )
+    lease_until = models.DateTimeField(
+        null=True, blank=True, help_text="A worker holds it until then; after, another may take it."
+    )
+    judged_at = models.DateTimeField(null=True, blank=True, help_text="When its votes were recorded.")
     candidates_total = models.PositiveIntegerField(default=0, help_text="Memories in the event's scope.")
     candidates_screened_out = models.PositiveIntegerField(default=0)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -186,7 +208,7 @@ class PromotionCandidate(TenantOwned, Scope):
     memory = models.OneToOneField(
         Memory, on_delete=models.PROTECT, null=True, blank=True, related_name="candidate"
     )
-    # Written only by memory_review.audit.lifecycle.transition().
+    # Written only by memory_review.lifecycle.transition().
     status = models.CharField(
         max_length=16, choices=CandidateStatus.choices, default=CandidateStatus.PROPOSED
     )

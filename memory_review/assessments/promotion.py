@@ -13,9 +13,10 @@ from memory_review.memories.services import clean_scope, memory_write
 from memory_review.tenancy.models import Tenant
 
 from . import questions as q
-from .invalidation import Usage, active_policy, ask_all
+from .invalidation import Usage, ask_one
 from .jev import Jev, JevError, cost_usd, get_jev, noul
-from .models import Assessment, PromotionCandidate
+from .leases import FINISHED, claim, finish
+from .models import Assessment, PolicyVersion, PromotionCandidate
 from .policy import Thresholds, decide_promotion
 
 DECISION_OF_ACTION = {
@@ -24,6 +25,7 @@ DECISION_OF_ACTION = {
 }
 
 
+@transaction.atomic
 def candidate_propose(
     *,
     tenant: Tenant,
@@ -72,7 +74,7 @@ def candidate_propose(
         tenant=tenant,
         purpose=Assessment.Purpose.PROMOTION,
         event=source_event,
-        policy=active_policy(tenant),
+        policy=PolicyVersion.objects.for_tenant(tenant).active(),
         question_set_version=q.PROMOTION_VERSION,
     )
     PromotionCandidate.objects.filter(pk=candidate.pk).update(assessment=assessment)
@@ -125,38 +127,46 @@ def promotion_state(candidate: PromotionCandidate) -> dict:
     }
 
 
-def run_promotion(assessment_id: int, *, jev: Jev | None = None) -> Assessment:
+def run_promotion(assessment_id: int, *, tenant_id: int | None = None, jev: Jev | None = None) -> Assessment:
+    """Ask the three questions and record the policy's decision; nothing is promoted (shadow
+    mode). Leased like an invalidation: no transaction is open while Jev answers."""
+    if tenant_id is None:
+        tenant_id = Assessment.objects.values_list("tenant_id", flat=True).get(pk=assessment_id)
+    assessment = claim(tenant_id=tenant_id, assessment_id=assessment_id)
+    if assessment.state in FINISHED:
+        return assessment
+    candidate = PromotionCandidate.objects.select_related("source_event", "tenant").get(assessment=assessment)
+    usage = Usage()
+    started = time.monotonic()
+    try:
+        votes = ask_one(jev or get_jev(), promotion_state(candidate), PROMOTION_QUESTIONS, usage)
+    except JevError as exc:
+        votes, error = None, str(exc)
+    else:
+        error = None
     with transaction.atomic():
-        assessment = Assessment.objects.select_for_update().get(pk=assessment_id)
-        if assessment.state in (Assessment.State.DONE, Assessment.State.FAILED):
-            return assessment
-        candidate = PromotionCandidate.objects.select_related("source_event", "tenant").get(
-            assessment=assessment
+        Assessment.objects.filter(pk=assessment.pk).update(
+            requests=usage.requests,
+            retries=usage.retries,
+            input_tokens=usage.input_tokens,
+            cost_usd=cost_usd(usage.input_tokens),
+            model_name=usage.model,
+            offline_standin=usage.standin,
+            latency_ms=round((time.monotonic() - started) * 1000),
+            judged_at=None if error else timezone.now(),
         )
-        usage = Usage()
-        started = time.monotonic()
-        questions = {t.id: noul(t.id, t.instructions, t.yes, t.no) for t in q.PROMOTION_QUESTIONS}
-        try:
-            [votes] = ask_all(jev or get_jev(), [(promotion_state(candidate), questions)], usage)
-        except JevError as exc:
-            assessment.state, assessment.error = Assessment.State.FAILED, str(exc)
-            votes = None
-        assessment.requests, assessment.retries = usage.requests, usage.retries
-        assessment.input_tokens, assessment.cost_usd = usage.input_tokens, cost_usd(usage.input_tokens)
-        assessment.model_name, assessment.offline_standin = usage.model, usage.standin
-        assessment.latency_ms = round((time.monotonic() - started) * 1000)
         if votes is not None:
-            thresholds = Thresholds.from_data(assessment.policy.thresholds)
+            decision = decide_promotion(votes, policy=Thresholds.from_data(assessment.policy.thresholds))
             PromotionCandidate.objects.filter(pk=candidate.pk).update(
                 supported=votes["supported"],
                 scope_fits=votes["scope_fits"],
                 conflict=votes["conflict"],
-                policy_decision=decide_promotion(votes, policy=thresholds),
+                policy_decision=decision,
             )
-            assessment.state = Assessment.State.DONE
-        assessment.finished_at = timezone.now()
-        assessment.save()
-    return assessment
+    return finish(assessment, error=error)
+
+
+PROMOTION_QUESTIONS = {t.id: noul(t.id, t.instructions, t.yes, t.no) for t in q.PROMOTION_QUESTIONS}
 
 
 @transaction.atomic
@@ -173,7 +183,12 @@ def candidate_decide(
     after re-checking that the source has not changed) or rejects a candidate."""
     if action not in DECISION_OF_ACTION:
         raise LifecycleError(f"unknown decision {action!r}; expected approve or reject")
-    candidate = PromotionCandidate.objects.select_related("source_event").get(pk=candidate.pk)
+    candidate = PromotionCandidate.objects.select_related("source_event", "assessment").get(pk=candidate.pk)
+    if candidate.assessment is not None and candidate.assessment.state != Assessment.State.DONE:
+        # Deciding before the votes are in would record no disagreement where there may be one.
+        raise LifecycleError(
+            f"candidate {candidate.pk} is still being assessed; decide when its votes are in"
+        )
     decision = DECISION_OF_ACTION[action]
     disagreement = (
         candidate.policy_decision in ("promote", "reject") and candidate.policy_decision != decision

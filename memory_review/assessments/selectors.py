@@ -1,6 +1,7 @@
 """Reads the assessment screens share."""
 
-from django.db.models import Count, Q
+from django.db.models import Count, F, OuterRef, Subquery
+from django.db.models.functions import Coalesce
 from django.shortcuts import get_object_or_404
 
 from memory_review.tenancy.models import Tenant
@@ -8,14 +9,24 @@ from memory_review.tenancy.models import Tenant
 from .models import Assessment, Verdict
 
 
+def _verdict_count(**conditions) -> Subquery:
+    """A correlated count: an aggregate over the join would GROUP BY every selected column,
+    NCLOBs included, which Oracle refuses."""
+    counted = (
+        Verdict.objects.filter(assessment=OuterRef("pk"), **conditions)
+        .order_by()
+        .values("assessment")
+        .annotate(n=Count("pk"))
+        .values("n")
+    )
+    return Coalesce(Subquery(counted), 0)
+
+
 def recent_assessments(tenant: Tenant, limit: int = 50):
     return (
         Assessment.objects.for_tenant(tenant)
         .select_related("event", "policy")
-        .annotate(
-            n_verdicts=Count("verdicts"),
-            n_applied=Count("verdicts", filter=Q(verdicts__applied=True)),
-        )
+        .annotate(n_verdicts=_verdict_count(), n_applied=_verdict_count(applied=True))
         .order_by("-pk")[:limit]
     )
 
@@ -31,5 +42,5 @@ def verdicts_of(assessment: Assessment):
         Verdict.objects.filter(assessment=assessment)
         .select_related("memory")
         .prefetch_related("transitions")
-        .order_by("-bears", "pk")
+        .order_by(F("bears").desc(nulls_last=True), "pk")
     )

@@ -11,11 +11,10 @@ from .policy import DEFAULTS, Thresholds
 from .promotion import run_promotion
 
 
-def run_assessment(assessment_id: int) -> Assessment:
-    purpose = Assessment.objects.values_list("purpose", flat=True).get(pk=assessment_id)
-    if purpose == Assessment.Purpose.INVALIDATION:
-        return run_invalidation(assessment_id)
-    return run_promotion(assessment_id)
+def run_assessment(*, tenant_id: int, assessment_id: int) -> Assessment:
+    purpose = Assessment.objects.values_list("purpose", flat=True).get(pk=assessment_id, tenant_id=tenant_id)
+    run = run_invalidation if purpose == Assessment.Purpose.INVALIDATION else run_promotion
+    return run(assessment_id, tenant_id=tenant_id)
 
 
 def policy_ensure_default(*, tenant: Tenant, created_by: str) -> PolicyVersion:

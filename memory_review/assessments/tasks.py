@@ -5,15 +5,19 @@ from django.db import OperationalError
 
 from memory_review.tenancy.db_context import tenant_context
 
+from .leases import AssessmentBusy
 from .models import Assessment
 
 
-@shared_task(autoretry_for=(OperationalError,), retry_backoff=True, max_retries=5)
-def run_assessment(tenant_id: int, assessment_id: int) -> str:
+@shared_task(bind=True, autoretry_for=(OperationalError,), retry_backoff=True, max_retries=5)
+def run_assessment(self, tenant_id: int, assessment_id: int) -> str:
     from .services import run_assessment as run
 
     with tenant_context(tenant_id):
-        return run(assessment_id).state
+        try:
+            return run(tenant_id=tenant_id, assessment_id=assessment_id).state
+        except AssessmentBusy as busy:  # a duplicate delivery: come back when the lease lapses
+            raise self.retry(countdown=busy.seconds + 1, max_retries=None) from busy
 
 
 def enqueue_assessment(assessment: Assessment) -> None:

@@ -67,9 +67,13 @@ class Break:
 
 
 def verify(tenant: Tenant) -> Break | None:
-    """Walk the tenant's chain; return the first break, or None when it is intact."""
+    """Walk the tenant's chain up to its head; return the first break, or None when intact.
+
+    The head is read first, so rows appended while this runs are not mistaken for a break.
+    """
+    head = AuditChain.objects.filter(tenant=tenant).first()
     expected_prev, expected_seq = GENESIS, 1
-    for row in _rows(tenant):
+    for row in _rows(tenant, up_to=head.seq if head else None):
         if row.seq != expected_seq:
             return Break(
                 tenant.slug, expected_seq, None, f"row #{expected_seq} was removed (next row is #{row.seq})"
@@ -81,7 +85,6 @@ def verify(tenant: Tenant) -> Break | None:
                 tenant.slug, row.seq, row.pk, "row was edited (its hash no longer matches its contents)"
             )
         expected_prev, expected_seq = row.hash, row.seq + 1
-    head = AuditChain.objects.filter(tenant=tenant).first()
     last_seq = expected_seq - 1
     if head is not None and (head.seq != last_seq or head.head_hash != expected_prev):
         return Break(
@@ -90,10 +93,13 @@ def verify(tenant: Tenant) -> Break | None:
             None,
             f"the chain ends at #{last_seq} but its head says #{head.seq}: rows were removed from the end",
         )
-    if head is None and last_seq:
-        return Break(tenant.slug, last_seq, None, "the chain has rows but no head")
+    if head is None and Transition.objects.for_tenant(tenant).exists():
+        return Break(tenant.slug, 1, None, "the chain has rows but no head")
     return None
 
 
-def _rows(tenant: Tenant) -> Iterator[Transition]:
-    return Transition.objects.for_tenant(tenant).order_by("seq").iterator(chunk_size=2000)
+def _rows(tenant: Tenant, *, up_to: int | None) -> Iterator[Transition]:
+    rows = Transition.objects.for_tenant(tenant)
+    if up_to is not None:
+        rows = rows.filter(seq__lte=up_to)
+    return rows.order_by("seq").iterator(chunk_size=2000)

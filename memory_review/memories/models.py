@@ -147,7 +147,7 @@ class Memory(TenantOwned, Scope):
     valid_from = models.DateTimeField(default=timezone.now)
     valid_until = models.DateTimeField(null=True, blank=True, help_text="Hard TTL.")
     deleted_at = models.DateTimeField(null=True, blank=True)
-    # Written only by memory_review.audit.lifecycle.transition().
+    # Written only by memory_review.lifecycle.transition().
     status = models.CharField(max_length=16, choices=MemoryStatus.choices, default=MemoryStatus.ACTIVE)
     p_true = models.FloatField(null=True, blank=True, help_text="Latest bearing still_true vote.")
     last_checked_at = models.DateTimeField(null=True, blank=True)

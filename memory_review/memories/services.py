@@ -2,7 +2,7 @@
 
 from datetime import datetime
 
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from memory_review.lifecycle import Actor, LifecycleError, transition
@@ -117,7 +117,14 @@ def memory_write(
             f"memory {holder.pk} already holds subject {memory.subject!r} in this scope "
             f"({memory.scope_label}); supersede it instead of writing a second live memory"
         )
-    memory.save(force_insert=True)
+    try:
+        with transaction.atomic():
+            memory.save(force_insert=True)
+    except IntegrityError as exc:  # a concurrent write took the subject between check and insert
+        raise LifecycleError(
+            f"another live memory already holds subject {memory.subject!r} "
+            f"in this scope ({memory.scope_label})"
+        ) from exc
     if supersedes is not None:
         Memory.objects.filter(pk=supersedes.pk).update(superseded_by=memory)
         supersedes.superseded_by = memory

@@ -1,15 +1,10 @@
 """Who may see a tenant, and in which role. Another tenant's object is a 404, never a 403."""
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.core.exceptions import PermissionDenied
 from django.http import Http404
 
 from .db_context import set_tenant
-from .models import Membership, Role, Tenant
-
-# What each capability needs. Auditors read and export, never change; labelers label, never
-# change memories.
-CAN_REVIEW = frozenset({Role.REVIEWER, Role.LEAD, Role.ADMIN})
+from .models import Membership, Tenant
 
 
 def get_membership(user: AbstractBaseUser, slug: str) -> Membership:
@@ -21,11 +16,6 @@ def get_membership(user: AbstractBaseUser, slug: str) -> Membership:
         raise Http404("No such tenant")
     set_tenant(membership.tenant_id)  # cleared by RequestContextMiddleware
     return membership
-
-
-def require_role(membership: Membership, allowed: frozenset[str]) -> None:
-    if membership.role not in allowed:
-        raise PermissionDenied(f"The {membership.role} role cannot do this")
 
 
 def tenants_for(user: AbstractBaseUser) -> list[Tenant]:

@@ -7,12 +7,16 @@ PostgreSQL gets the same value as the `app.tenant_id` setting; SQLite has no suc
 """
 
 from contextlib import contextmanager
+from contextvars import ContextVar
 
 from django.conf import settings
 from django.db import connection
 
+_current: ContextVar[int | None] = ContextVar("db_tenant", default=None)
+
 
 def set_tenant(tenant_id: int) -> None:
+    _current.set(tenant_id)
     if connection.vendor == "oracle":
         with connection.cursor() as cursor:
             cursor.callproc("memory_ctx_pkg.set_tenant", [tenant_id])
@@ -22,6 +26,7 @@ def set_tenant(tenant_id: int) -> None:
 
 
 def clear_tenant() -> None:
+    _current.set(None)
     if connection.connection is None:
         return  # nothing was opened, so nothing was set
     if connection.vendor == "oracle":
@@ -34,12 +39,17 @@ def clear_tenant() -> None:
 
 @contextmanager
 def tenant_context(tenant_id: int):
-    """For Celery tasks and commands: the database sees this tenant until the block ends."""
+    """For Celery tasks and commands: the database sees this tenant until the block ends, then
+    whatever it saw before (an eager task inside a request must not wipe the request's)."""
+    previous = _current.get()
     set_tenant(tenant_id)
     try:
         yield
     finally:
-        clear_tenant()
+        if previous is None:
+            clear_tenant()
+        else:
+            set_tenant(previous)
 
 
 def use_owner_schema(sender, connection, **kwargs) -> None:

@@ -152,6 +152,11 @@ def test_a_candidate_without_a_source_is_rejected_at_once(client, token, acme):
             "confidence",
         ),
         ("candidates", {"claim": "x", "kind": "fact", "subject": "s"}, None, "source_event_id"),
+        ("events", {**EVENT, "occurred_at": "2026-11-29T10:00:00"}, None, "occurred_at"),
+        ("events", {**EVENT, "occurred_at": "0001-01-01T00:00:00+05:00"}, None, "occurred_at"),
+        ("events", {**EVENT, "occurred_at": "yesterday"}, None, "occurred_at"),
+        ("events", {"text": "nul \u0000 inside", "source": "chat"}, None, "text"),
+        ("events", {**EVENT, "scope": {"user_id": "cust\u00001"}}, None, "scope.user_id"),
     ],
 )
 def test_bad_input_is_a_400_naming_the_field_and_writes_nothing(client, token, acme, path, body, raw, field):
@@ -234,3 +239,27 @@ def test_tokens_are_stored_hashed(acme):
     row, token = token_create(tenant=acme, name="bot")
     assert token not in (row.token_hash, row.prefix)
     assert token.startswith(f"mr_{row.prefix}_")
+
+
+def test_an_event_with_a_time_zone_is_recorded_at_that_moment(client, token):
+    body = post(
+        client, "/api/v1/t/acme/events", {**EVENT, "occurred_at": "2026-11-29T10:00:00+01:00"}, token
+    ).json()
+    assert SourceEvent.objects.get(pk=body["event_id"]).occurred_at.isoformat() == "2026-11-29T09:00:00+00:00"
+
+
+def test_a_tenant_without_an_active_policy_gets_a_409_and_nothing_is_written(client, globex):
+    globex_token = token_create(tenant=globex, name="ops-bot")[1]
+    before = row_counts()
+
+    response = post(client, "/api/v1/t/globex/events", EVENT, globex_token)
+
+    assert response.status_code == 409
+    assert "no active policy" in response.json()["error"]
+    assert row_counts() == before
+
+
+def test_not_found_is_json_too(client, token):
+    response = client.get("/api/v1/t/acme/assessments/999999", HTTP_AUTHORIZATION=f"Bearer {token}")
+    assert response.status_code == 404
+    assert response.json() == {"error": "not found"}

@@ -266,3 +266,25 @@ def test_long_memories_shrink_the_batch_rather_than_fail(acme, policy):
     batches = pack(event, memories, per_memory=q.MEMORY_QUESTIONS, limit=20)
 
     assert [len(b) for b in batches] == [1, 1, 1, 1]
+
+
+def test_audit_reasons_cite_the_event_but_never_quote_it(acme, policy, jev, paris):
+    """Audit rows cannot be erased; a right-to-forget request must still be able to remove the text."""
+    done = run_invalidation(observe(acme, LYON).pk, jev=jev)
+
+    reason = Transition.objects.get(memory=paris).reason
+    assert f"chat event {done.event_id}" in reason
+    assert "Lyon" not in reason
+
+
+def test_a_newer_vote_still_applies_when_only_another_vote_moved_the_memory(acme, policy, jev, paris):
+    """Two events judged at once: the second verdict is applied on top of the first, not dropped."""
+    first, second = observe(acme, "Should deliveries go elsewhere?"), observe(acme, LYON)
+    _judge_and_record(first, jev)
+    _judge_and_record(second, jev)
+    transition(obj=paris, action="flag", actor=Actor.policy("v1"), reason="uncertain", seen_version=1)
+
+    apply_verdicts(second)
+
+    assert Memory.objects.get(pk=paris.pk).status == "superseded"
+    assert Verdict.objects.get(assessment=second, memory=paris).applied

@@ -99,6 +99,7 @@ def test_approval_is_refused_when_the_source_changed_and_nothing_is_written(
     acme, policy, approval, jev, lead
 ):
     candidate = propose(acme, "Order 1182 got a one-time refund as an exception.", source=approval)
+    run_promotion(candidate.assessment_id, jev=jev)
     SourceEvent.objects.filter(pk=approval.pk).update(text_hash="0" * 64)
     memories = Memory.objects.count()
 
@@ -135,3 +136,34 @@ def test_a_failed_promotion_assessment_records_no_votes(acme, policy, approval, 
     candidate.refresh_from_db()
     assert failed.state == "failed" and "HTTP 500" in failed.error
     assert (candidate.supported, candidate.policy_decision, candidate.status) == (None, None, "proposed")
+
+
+def test_a_decision_waits_for_the_votes(acme, policy, approval, lead):
+    candidate = propose(acme, "Order 1182 got a one-time refund as an exception.", source=approval)
+
+    with pytest.raises(LifecycleError, match="still being assessed"):
+        candidate_decide(
+            candidate=candidate, action="reject", actor=Actor.user(lead), reason="no", seen_version=1
+        )
+
+    candidate.refresh_from_db()
+    assert (candidate.status, candidate.reviewer_decision) == ("proposed", None)
+    assert not Transition.objects.filter(candidate=candidate).exists()
+
+
+def test_a_jev_reply_missing_an_answer_fails_the_assessment(acme, policy, approval, jev):
+    """The SDK drops answers it cannot type; a partial reply must not pass for votes."""
+    candidate = propose(acme, "Order 1182 got a one-time refund.", source=approval)
+    answer = jev.client.system_one
+
+    def without_conflict(**request):
+        response = answer(**request)
+        response.answers.pop("conflict")
+        return response
+
+    jev.client.system_one = without_conflict
+    failed = run_promotion(candidate.assessment_id, jev=jev)
+
+    candidate.refresh_from_db()
+    assert failed.state == "failed" and "no yes/no answer for conflict" in failed.error
+    assert (candidate.supported, candidate.policy_decision) == (None, None)

@@ -1,6 +1,7 @@
 from django.core.management.base import BaseCommand, CommandError
 
 from memory_review.audit import chain
+from memory_review.tenancy.db_context import tenant_context
 from memory_review.tenancy.models import Tenant
 
 
@@ -18,12 +19,15 @@ class Command(BaseCommand):
                 raise CommandError(f"no tenant with slug {tenant!r}")
         breaks = []
         for t in tenants:
-            problem = chain.verify(t)
+            # Under VPD or row-level security the rows are only visible with the tenant set;
+            # without it the walk would see nothing and call the chain intact.
+            with tenant_context(t.pk):
+                problem = chain.verify(t)
+                head = chain.AuditChain.objects.filter(tenant=t).first()
             if problem:
                 breaks.append(problem)
                 self.stderr.write(str(problem))
             else:
-                head = chain.AuditChain.objects.filter(tenant=t).first()
                 self.stdout.write(f"tenant {t.slug}: intact, {head.seq if head else 0} transitions")
         if breaks:
             raise CommandError(f"audit chain broken in {len(breaks)} tenant(s)")

@@ -19,6 +19,7 @@ from memory_review.assessments.invalidation import observe_event
 from memory_review.lifecycle import LifecycleError
 from memory_review.memories.models import SourceEvent
 from memory_review.memories.services import event_record, memory_write
+from memory_review.tenancy.db_context import tenant_context
 from memory_review.tenancy.models import Tenant
 
 
@@ -36,7 +37,7 @@ class Command(BaseCommand):
             raise CommandError(f"no tenant with slug {tenant!r}")
         rows = self._parse(file)
         try:
-            with transaction.atomic():
+            with tenant_context(found.pk), transaction.atomic():
                 events, memories = self._write(found, rows, observe=observe)
         except (LifecycleError, ValueError) as exc:
             raise CommandError(str(exc)) from exc
@@ -61,19 +62,24 @@ class Command(BaseCommand):
             kind, ref = data.pop("type"), None
             if kind == "event":
                 ref = data.pop("key", None)
-                if ref in keys:
+                if ref is not None and not isinstance(ref, str):
+                    raise CommandError(f"{where}: key must be a string")
+                if ref is not None and ref in keys:
                     raise CommandError(f"{where}: event key {ref!r} used twice")
                 keys.add(ref)
                 model = EventIn
             else:
                 ref = data.pop("event", None)
+                if ref is not None and not isinstance(ref, str):
+                    raise CommandError(f"{where}: event must be the string key of an earlier event")
                 if ref is not None:
                     if ref not in keys:
                         raise CommandError(f"{where}: no earlier event with key {ref!r}")
                     data.setdefault("source_event_id", 0)  # resolved to the new event at write time
                 model = MemoryIn
             try:
-                rows.append((number, kind, model.model_validate(data), ref))
+                # JSON mode, as the API reads it: dates arrive as ISO strings.
+                rows.append((number, kind, model.model_validate_json(json.dumps(data)), ref))
             except ValidationError as exc:
                 problems = "; ".join(f"{field}: {message}" for field, message in error_fields(exc).items())
                 raise CommandError(f"{where}: {problems}") from exc
