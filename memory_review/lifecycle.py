@@ -88,12 +88,9 @@ MEMORY_MOVES: dict[tuple[str, str], tuple[frozenset[str], str]] = {
 _OPEN = frozenset({CandidateStatus.PROPOSED, CandidateStatus.NEEDS_REVIEW})
 
 CANDIDATE_MOVES: dict[tuple[str, str], tuple[frozenset[str], str]] = {
-    # Code checks (missing source, duplicate) reject before any vote.
+    # Code checks (missing source, duplicate) reject before any vote. The policy has no moves:
+    # promotion runs in shadow mode, where its decision is only recorded.
     ("system", "reject"): (frozenset({CandidateStatus.PROPOSED}), CandidateStatus.REJECTED),
-    # A policy out of shadow mode may act; in shadow mode its decision is only recorded.
-    ("policy", "promote"): (frozenset({CandidateStatus.PROPOSED}), CandidateStatus.APPROVED),
-    ("policy", "flag"): (frozenset({CandidateStatus.PROPOSED}), CandidateStatus.NEEDS_REVIEW),
-    ("policy", "reject"): (frozenset({CandidateStatus.PROPOSED}), CandidateStatus.REJECTED),
     ("user", "approve"): (_OPEN, CandidateStatus.APPROVED),
     ("user", "reject"): (_OPEN, CandidateStatus.REJECTED),
 }

@@ -135,3 +135,16 @@ def test_the_database_refuses_to_change_or_remove_audit_rows(acme, two_chains, s
             cursor.execute(sql)
     assert Transition.objects.count() == 80
     assert chain.verify(acme) is None
+
+
+def test_a_rows_hash_is_pinned_so_no_backend_or_refactor_changes_it_silently():
+    from datetime import UTC, datetime
+
+    row = Transition(
+        tenant_id=1, seq=1, memory_id=7, candidate_id=None, from_status="active", to_status="frozen",
+        action="freeze", actor="user:3", reason="legal hold", verdict_id=None, row_version=2,
+        request_id=None, prev_hash=chain.GENESIS,
+        created_at=datetime(2026, 11, 29, 10, 0, 0, 123456, tzinfo=UTC),
+    )  # fmt: skip
+    assert chain.canonical(row).startswith(b'{"action":"freeze","actor":"user:3","candidate_id":null')
+    assert chain.row_hash(row) == "7be720b251b2e4d6ac351a345b9fe3970fd8c2c16860c2deef6cec9c06e216c6"

@@ -8,7 +8,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from memory_review.lifecycle import Actor, LifecycleError, transition
-from memory_review.memories.models import LIVE_STATUSES, Memory, SourceEvent, content_hash
+from memory_review.memories.models import LIVE_STATUSES, Memory, SourceEvent, content_hash, exact_scope
 from memory_review.memories.services import clean_scope, memory_write
 from memory_review.tenancy.models import Tenant
 
@@ -92,21 +92,12 @@ def _code_check(candidate: PromotionCandidate) -> tuple[str, str] | None:
     duplicate = (
         Memory.objects.for_tenant(candidate.tenant)
         .filter(content_hash=candidate.claim_hash, status__in=LIVE_STATUSES, deleted_at__isnull=True)
-        .filter(**_exact_scope(candidate))
+        .filter(exact_scope(candidate))
         .first()
     )
     if duplicate is not None:
         return "duplicate", f"rejected by code: memory {duplicate.pk} already says exactly this in this scope"
     return None
-
-
-def _exact_scope(row) -> dict:
-    return {
-        (f"{c}__isnull" if getattr(row, c) is None else c): (
-            True if getattr(row, c) is None else getattr(row, c)
-        )
-        for c in ("user_id", "agent_id", "thread_id")
-    }
 
 
 def promotion_state(candidate: PromotionCandidate) -> dict:

@@ -85,6 +85,15 @@ class MemoryStatus(models.TextChoices):
 LIVE_STATUSES = (MemoryStatus.ACTIVE, MemoryStatus.NEEDS_REVIEW, MemoryStatus.FROZEN)
 
 
+def exact_scope(row: Scope) -> Q:
+    """Rows in exactly `row`'s scope, a NULL column matching only NULL (no inheritance)."""
+    query = Q()
+    for column in ("user_id", "agent_id", "thread_id"):
+        value = getattr(row, column)
+        query &= Q(**{f"{column}__isnull": True}) if value is None else Q(**{column: value})
+    return query
+
+
 class MemoryQuerySet(TenantQuerySet):
     def live(self) -> "MemoryQuerySet":
         return self.filter(status__in=LIVE_STATUSES)
@@ -98,14 +107,9 @@ class MemoryQuerySet(TenantQuerySet):
         The database enforces this too (memory_live_subject_uq), but SQLite cannot compare
         NULL scopes as equal, so code checks first and names the problem.
         """
-        exact = {
-            (f"{column}__isnull" if getattr(memory, column) is None else column): (
-                True if getattr(memory, column) is None else getattr(memory, column)
-            )
-            for column in ("user_id", "agent_id", "thread_id")
-        }
         return (
-            self.filter(tenant_id=memory.tenant_id, subject=memory.subject, deleted_at__isnull=True, **exact)
+            self.filter(tenant_id=memory.tenant_id, subject=memory.subject, deleted_at__isnull=True)
+            .filter(exact_scope(memory))
             .live()
             .exclude(pk=memory.pk)
         )
