@@ -2,8 +2,9 @@
 
 import pytest
 
+from memory_review.assessments.standin import StandinConfig, StandinServer
 from memory_review.tenancy.models import Role, Tenant
-from tests.factories import make_user
+from tests.factories import make_jev, make_user
 
 
 def pytest_report_header(config):
@@ -43,3 +44,22 @@ def policy(acme):
     from memory_review.assessments.services import policy_ensure_default
 
     return policy_ensure_default(tenant=acme, created_by="test")
+
+
+# The real SDK over HTTP against the stand-in, in-process on an ephemeral port.
+
+
+@pytest.fixture
+def standin_config():
+    return StandinConfig()
+
+
+@pytest.fixture
+def standin(standin_config):
+    with StandinServer(standin_config) as server:
+        yield server
+
+
+@pytest.fixture
+def jev(standin):
+    return make_jev(standin.url)

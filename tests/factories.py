@@ -3,6 +3,7 @@
 from django.contrib.auth import get_user_model
 from django.db import connection
 
+from memory_review.assessments.jev import Jev
 from memory_review.lifecycle import Actor, transition
 from memory_review.memories.models import Memory
 from memory_review.memories.services import event_record, memory_write
@@ -68,3 +69,20 @@ def without_append_only_trigger(sql: str, params: list) -> None:
             cursor.execute("DROP TRIGGER audit_transition_no_update")
             cursor.execute("DROP TRIGGER audit_transition_no_delete")
             cursor.execute(sql, params)
+
+
+def make_jev(url: str, **overrides) -> Jev:
+    """The real client, pointed at a stand-in, with fast backoff for tests."""
+    options = dict(
+        api_key="test-key",
+        base_url=url,
+        model="jev-1.13.0",
+        timeout_s=2.0,
+        max_tries=4,
+        backoff_s=0.01,
+        backoff_max_s=0.05,
+        max_concurrency=8,
+        requests_per_minute=60_000,
+    )
+    options.update(overrides)
+    return Jev(**options)

@@ -22,8 +22,7 @@ from memory_review.audit.models import Transition
 from memory_review.lifecycle import Actor, transition
 from memory_review.memories.models import Memory, MemoryLink
 from memory_review.memories.services import event_record
-from tests.assessments.conftest import make_jev
-from tests.factories import make_memory
+from tests.factories import make_jev, make_memory
 
 pytestmark = pytest.mark.django_db
 

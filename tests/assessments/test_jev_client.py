@@ -3,7 +3,7 @@
 from typesafe_sdk import TypeSafeInternalServerError, TypeSafeRateLimitError
 
 from memory_review.assessments.jev import RateLimiter
-from tests.assessments.conftest import make_jev
+from tests.factories import make_jev
 
 
 class FakeClock:

@@ -127,7 +127,7 @@ def test_rejection_agreeing_with_the_policy_is_no_disagreement(acme, policy, app
 
 @pytest.mark.parametrize("standin_config", [StandinConfig(rate_500=1.0)])
 def test_a_failed_promotion_assessment_records_no_votes(acme, policy, approval, standin):
-    from tests.assessments.conftest import make_jev
+    from tests.factories import make_jev
 
     candidate = propose(acme, "Order 1182 got a one-time refund.", source=approval)
 
