@@ -16,11 +16,10 @@ from memory_review.assessments.models import Assessment, NoActivePolicy
 from memory_review.assessments.promotion import candidate_propose
 from memory_review.lifecycle import LifecycleError
 from memory_review.memories.models import SourceEvent
-from memory_review.memories.services import event_record, memory_write
 from memory_review.tenancy.db_context import set_tenant
 from memory_review.tenancy.tokens import token_authenticate
 
-from . import schemas
+from . import intake, schemas
 from .openapi import schema
 
 
@@ -83,14 +82,7 @@ def events(request: HttpRequest, tenant):
     if isinstance(body, JsonResponse):
         return body
     with transaction.atomic():
-        event = event_record(
-            tenant=tenant,
-            source=body.source,
-            text=body.text,
-            run_id=body.run_id,
-            occurred_at=body.occurred_at,
-            **body.scope.model_dump(),
-        )
+        event = intake.record_event(tenant=tenant, body=body)
         assessment = observe_event(event=event, remember_successor=body.remember_successor)
     return JsonResponse(
         {
@@ -113,16 +105,7 @@ def memories(request: HttpRequest, tenant):
     if event is None:
         return bad_request({"source_event_id": "no such event in this tenant"})
     try:
-        memory = memory_write(
-            event=event,
-            kind=body.kind,
-            subject=body.subject,
-            content=body.content,
-            written_by=f"agent:{body.written_by}",
-            confidence=body.confidence,
-            valid_until=body.valid_until,
-            **body.scope.model_dump(),
-        )
+        memory = intake.write_memory(event=event, body=body, channel="agent")
     except LifecycleError as exc:
         return JsonResponse({"error": str(exc)}, status=409)
     return JsonResponse(

@@ -14,11 +14,11 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 from pydantic import ValidationError
 
+from memory_review.api.intake import record_event, write_memory
 from memory_review.api.schemas import EventIn, MemoryIn, error_fields
 from memory_review.assessments.invalidation import observe_event
 from memory_review.lifecycle import LifecycleError
 from memory_review.memories.models import SourceEvent
-from memory_review.memories.services import event_record, memory_write
 from memory_review.tenancy.db_context import tenant_context
 from memory_review.tenancy.models import Tenant
 
@@ -90,14 +90,7 @@ class Command(BaseCommand):
         events = memories = 0
         for number, kind, body, ref in rows:
             if kind == "event":
-                event = event_record(
-                    tenant=tenant,
-                    source=body.source,
-                    text=body.text,
-                    run_id=body.run_id,
-                    occurred_at=body.occurred_at,
-                    **body.scope.model_dump(),
-                )
+                event = record_event(tenant=tenant, body=body)
                 if ref is not None:
                     by_key[ref] = event
                 if observe:
@@ -113,16 +106,7 @@ class Command(BaseCommand):
                     f"line {number}: source_event_id {body.source_event_id} is not an event of {tenant}"
                 )
             try:
-                memory_write(
-                    event=event,
-                    kind=body.kind,
-                    subject=body.subject,
-                    content=body.content,
-                    written_by=f"import:{body.written_by}",
-                    confidence=body.confidence,
-                    valid_until=body.valid_until,
-                    **body.scope.model_dump(),
-                )
+                write_memory(event=event, body=body, channel="import")
             except LifecycleError as exc:
                 raise LifecycleError(f"line {number}: {exc}") from exc
             memories += 1

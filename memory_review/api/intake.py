@@ -1,0 +1,33 @@
+"""Validated input (schemas.py) into the domain's write services: one path for the API and for
+`import_jsonl`, so a bulk load accepts and stores exactly what the API would."""
+
+from memory_review.memories.models import Memory, SourceEvent
+from memory_review.memories.services import event_record, memory_write
+from memory_review.tenancy.models import Tenant
+
+from .schemas import EventIn, MemoryIn
+
+
+def record_event(*, tenant: Tenant, body: EventIn) -> SourceEvent:
+    return event_record(
+        tenant=tenant,
+        source=body.source,
+        text=body.text,
+        run_id=body.run_id,
+        occurred_at=body.occurred_at,
+        **body.scope.model_dump(),
+    )
+
+
+def write_memory(*, event: SourceEvent, body: MemoryIn, channel: str) -> Memory:
+    """`channel` says how it arrived (agent, import) in `written_by`."""
+    return memory_write(
+        event=event,
+        kind=body.kind,
+        subject=body.subject,
+        content=body.content,
+        written_by=f"{channel}:{body.written_by}",
+        confidence=body.confidence,
+        valid_until=body.valid_until,
+        **body.scope.model_dump(),
+    )
