@@ -134,3 +134,10 @@ def test_every_page_says_when_votes_come_from_the_offline_stand_in(client, acme,
     assert "offline Jev stand-in" in client.get("/t/acme/review/").content.decode()
     settings.TYPESAFE_API_KEY = "a-real-key"
     assert "offline Jev stand-in" not in client.get("/t/acme/review/").content.decode()
+
+
+@pytest.mark.django_db
+def test_the_review_list_says_why_each_memory_is_there(client, acme, lead, both_tenants_have_data):
+    client.force_login(lead)
+    [flagged] = client.get("/t/acme/review/").context["memories"]
+    assert (flagged.flag_reason, flagged.flag_actor) == ("uncertain", "policy:v1")
