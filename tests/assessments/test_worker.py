@@ -48,12 +48,13 @@ pytestmark = [
 class Workers:
     """Celery worker processes on a private Redis database, pointed at the test database."""
 
-    def __init__(self, standin_url: str):
+    def __init__(self, standin_url: str, broker: str = BROKER, **env):
         db = connection.settings_dict
         self.env = {
             **os.environ,
+            **env,
             "DATABASE_URL": f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}",
-            "CELERY_BROKER_URL": BROKER,
+            "CELERY_BROKER_URL": broker,
             "CELERY_VISIBILITY_TIMEOUT": "3",
             "CELERY_RESTORE_INTERVAL": "1",
             "JEV_STANDIN_URL": standin_url,
@@ -157,3 +158,23 @@ def test_two_workers_handed_the_same_event_give_the_result_of_one(acme, event_as
     assert Transition.objects.count() == 1
     assert standin.system_one_count == 2  # asked once (event + batch): the second worker found the votes
     assert chain.verify(acme) is None
+
+
+def test_without_redis_the_worker_runs_on_the_broker_that_needs_no_server(
+    acme, event_assessment, standin, tmp_path
+):
+    """What `make demo` falls back to when Redis is unreachable: files under VAR_DIR/broker."""
+    from kombu import Connection
+
+    folder = tmp_path / "broker"
+    folder.mkdir()
+    pool = Workers(standin.url, broker="filesystem://", VAR_DIR=str(tmp_path))
+    try:
+        pool.start("files")
+        options = {"data_folder_in": str(folder), "data_folder_out": str(folder)}
+        with Connection("filesystem://", transport_options=options) as broker:
+            run_assessment.apply_async(args=(acme.pk, event_assessment.pk), connection=broker)
+        wait_for(lambda: state(event_assessment) == "done", 60, "the task to go through the file broker")
+    finally:
+        pool.stop_all()
+    assert Verdict.objects.filter(assessment=event_assessment).count() == 2
