@@ -141,3 +141,18 @@ def test_the_review_list_says_why_each_memory_is_there(client, acme, lead, both_
     client.force_login(lead)
     [flagged] = client.get("/t/acme/review/").context["memories"]
     assert (flagged.flag_reason, flagged.flag_actor) == ("uncertain", "policy:v1")
+
+
+@pytest.mark.django_db
+def test_a_long_review_queue_is_paged(client, acme, lead):
+    for _ in range(52):
+        memory = make_memory(acme)
+        transition(obj=memory, action="flag", actor=Actor.policy("v1"), reason="uncertain", seen_version=1)
+    client.force_login(lead)
+
+    first = client.get("/t/acme/review/")
+    second = client.get("/t/acme/review/?page=2")
+
+    assert len(first.context["memories"]) == 50
+    assert len(second.context["memories"]) == 2
+    assert '<span class="muted">(52)</span>' in first.content.decode()

@@ -99,6 +99,17 @@ class Assessment(TenantOwned):
     created_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 
+    class Meta:
+        constraints = [
+            # One invalidation per event, so observing it twice never judges it twice.
+            # Oracle: function-based index in sql/oracle/030_indexes.sql.
+            models.UniqueConstraint(
+                fields=["event", "purpose"],
+                condition=Q(purpose="invalidation"),
+                name="assessment_one_per_event_uq",
+            ),
+        ]
+
     SEEDED_MODEL = "seed_demo"  # what seed_demo writes: hand-written votes, not a model's
 
     def __str__(self) -> str:

@@ -1,6 +1,7 @@
 """Review screens: short function views; rules live in services and selectors."""
 
 from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET
@@ -9,6 +10,8 @@ from memory_review.assessments import selectors as assessment_selectors
 from memory_review.audit.models import Transition
 from memory_review.memories import selectors
 from memory_review.tenancy.access import get_membership, tenants_for
+
+QUEUE_PAGE = 50
 
 
 @require_GET
@@ -42,14 +45,11 @@ def tenant_home(request: HttpRequest, slug: str) -> HttpResponse:
 @login_required
 def review_queue(request: HttpRequest, slug: str) -> HttpResponse:
     membership = get_membership(request.user, slug)
+    page = Paginator(selectors.review_queue(membership.tenant), QUEUE_PAGE).get_page(request.GET.get("page"))
     return render(
         request,
         "review/review_queue.html",
-        {
-            "membership": membership,
-            "tenant": membership.tenant,
-            "memories": selectors.review_queue(membership.tenant),
-        },
+        {"membership": membership, "tenant": membership.tenant, "page": page, "memories": page.object_list},
     )
 
 

@@ -21,3 +21,10 @@ CREATE UNIQUE INDEX policy_one_per_mode_uq ON assessments_policyversion (
   CASE WHEN mode IN ('active', 'shadow') THEN mode END
 )
 /
+
+-- assessments.Assessment assessment_one_per_event_uq: one invalidation assessment per event.
+CREATE UNIQUE INDEX assessment_one_per_event_uq ON assessments_assessment (
+  CASE WHEN purpose = 'invalidation' THEN event_id END,
+  CASE WHEN purpose = 'invalidation' THEN purpose END
+)
+/
