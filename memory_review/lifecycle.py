@@ -104,6 +104,12 @@ def moves_for(obj: Memory | PromotionCandidate) -> dict[tuple[str, str], tuple[f
     raise TypeError(f"{type(obj).__name__} has no lifecycle")
 
 
+def permits(obj: Memory | PromotionCandidate, actor_kind: str, action: str) -> bool:
+    """Whether `action` by this kind of actor is allowed from `obj`'s current status."""
+    move = moves_for(obj).get((actor_kind, action))
+    return move is not None and obj.status in move[0]
+
+
 def transition(
     *,
     obj: Memory | PromotionCandidate,
@@ -134,14 +140,14 @@ def transition(
             raise IllegalTransition(f"cannot {action} a {row.status} {type(obj).__name__.lower()}")
         if isinstance(row, Memory) and target in LIVE_STATUSES and row.status not in LIVE_STATUSES:
             if Memory.objects.holding_subject(row).exists():
-                raise _subject_taken(action, row)
+                raise subject_taken(row, f"{action} memory {row.pk}")
         from_status = row.status
         row.status = target
         row.row_version += 1
         try:
             row.save(update_fields=["status", "row_version", "updated_at"])
         except IntegrityError as exc:  # a concurrent write won the subject first
-            raise _subject_taken(action, row) from exc
+            raise subject_taken(row, f"{action} memory {row.pk}") from exc
         audit = chain.append(
             Transition(
                 tenant_id=row.tenant_id,
@@ -169,8 +175,9 @@ def _fit(text: str, limit: int) -> str:
     return text
 
 
-def _subject_taken(action: str, memory: Memory) -> LifecycleError:
+def subject_taken(memory: Memory, doing: str) -> LifecycleError:
+    """The error for a second live memory on one subject and scope (memory_live_subject_uq)."""
     return LifecycleError(
-        f"cannot {action} memory {memory.pk}: another live memory already holds subject "
+        f"cannot {doing}: another live memory already holds subject "
         f"{memory.subject!r} in this scope ({memory.scope_label})"
     )

@@ -17,7 +17,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from memory_review.audit.models import Transition
-from memory_review.lifecycle import Actor, IllegalTransition, StaleVersion, transition
+from memory_review.lifecycle import Actor, IllegalTransition, StaleVersion, permits, transition
 from memory_review.memories.models import LIVE_STATUSES, Memory, MemoryStatus, SourceEvent
 from memory_review.memories.services import memory_write
 
@@ -413,11 +413,11 @@ def _apply(verdict_id: int, actor: Actor, *, remember_successor: bool) -> Memory
         if verdict.disposition == Disposition.EXPIRED:
             action, actor = "expire", Actor.system("ttl-check")
         elif verdict.disposition in POLICY_ACTIONS:
-            action = POLICY_ACTIONS[verdict.disposition][0]
+            action = POLICY_ACTIONS[verdict.disposition]
         else:
             return None  # unrelated, directive, hypothetical: logged, never written
         seen = _version_to_act_on(verdict, memory)
-        if seen is None or memory.status not in _sources(verdict.disposition):
+        if seen is None or not permits(memory, actor.kind, action):
             return None  # a person moved it since, or it is already where it should be (or frozen)
         try:
             with transaction.atomic():
@@ -427,12 +427,6 @@ def _apply(verdict_id: int, actor: Actor, *, remember_successor: bool) -> Memory
             return None
         Verdict.objects.filter(pk=verdict.pk).update(applied=True)
         return successor
-
-
-def _sources(disposition: str) -> frozenset[str]:
-    if disposition == Disposition.EXPIRED:
-        return frozenset({MemoryStatus.ACTIVE})
-    return POLICY_ACTIONS[disposition][1]
 
 
 def _version_to_act_on(verdict: Verdict, memory: Memory) -> int | None:

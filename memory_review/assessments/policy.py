@@ -72,15 +72,15 @@ PROPOSED_STATUS = {
     Disposition.CONTRADICTED: MemoryStatus.CONTRADICTED,
 }
 
-# What the policy does with a disposition: (action, statuses it acts on). Anything else about a
-# memory (a frozen one, a confirmed active one, a directive) changes nothing.
-POLICY_ACTIONS: dict[str, tuple[str, frozenset[str]]] = {
-    Disposition.CONFIRMED: ("confirm", frozenset({MemoryStatus.NEEDS_REVIEW})),
-    Disposition.UNCERTAIN: ("flag", frozenset({MemoryStatus.ACTIVE})),
-    Disposition.PARTIAL: ("flag", frozenset({MemoryStatus.ACTIVE})),
-    Disposition.NO_SOURCE: ("flag", frozenset({MemoryStatus.ACTIVE})),
-    Disposition.CONTRADICTED: ("contradict", frozenset({MemoryStatus.ACTIVE, MemoryStatus.NEEDS_REVIEW})),
-    Disposition.SUPERSEDED: ("supersede", frozenset({MemoryStatus.ACTIVE, MemoryStatus.NEEDS_REVIEW})),
+# What the policy does with a disposition. Whether it may, for a memory's current status
+# (never a frozen one, say), is the lifecycle's table to say: lifecycle.permits().
+POLICY_ACTIONS: dict[str, str] = {
+    Disposition.CONFIRMED: "confirm",
+    Disposition.UNCERTAIN: "flag",
+    Disposition.PARTIAL: "flag",
+    Disposition.NO_SOURCE: "flag",
+    Disposition.CONTRADICTED: "contradict",
+    Disposition.SUPERSEDED: "supersede",
 }
 
 # Dispositions whose still_true vote is about this memory (it becomes p_true).

@@ -5,7 +5,7 @@ from datetime import datetime
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from memory_review.lifecycle import Actor, LifecycleError, transition
+from memory_review.lifecycle import Actor, LifecycleError, subject_taken, transition
 from memory_review.tenancy.models import Tenant
 
 from .models import Memory, MemoryLink, SourceEvent, content_hash
@@ -121,10 +121,7 @@ def memory_write(
         with transaction.atomic():
             memory.save(force_insert=True)
     except IntegrityError as exc:  # a concurrent write took the subject between check and insert
-        raise LifecycleError(
-            f"another live memory already holds subject {memory.subject!r} "
-            f"in this scope ({memory.scope_label})"
-        ) from exc
+        raise subject_taken(memory, "write this memory") from exc
     if supersedes is not None:
         Memory.objects.filter(pk=supersedes.pk).update(superseded_by=memory)
         supersedes.superseded_by = memory
