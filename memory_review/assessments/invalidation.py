@@ -9,7 +9,7 @@ import logging
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, CancelledError, Future, ThreadPoolExecutor, wait
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from django.conf import settings
 from django.db import OperationalError, transaction
@@ -135,6 +135,9 @@ def pack(event: SourceEvent, memories: Sequence[Memory], *, per_memory, limit: i
 
 @dataclass
 class Usage:
+    """What an assessment's requests cost, counted as they come back."""
+
+    started: float = field(default_factory=time.monotonic)
     requests: int = 0
     retries: int = 0
     input_tokens: int = 0
@@ -153,6 +156,18 @@ class Usage:
         self.input_tokens += reply.input_tokens
         self.model = reply.model
         self.standin = self.standin or reply.standin
+
+    def fields(self) -> dict:
+        """The Assessment columns these figures fill."""
+        return {
+            "requests": self.requests,
+            "retries": self.retries,
+            "input_tokens": self.input_tokens,
+            "cost_usd": cost_usd(self.input_tokens),
+            "latency_ms": round((time.monotonic() - self.started) * 1000),
+            "model_name": self.model,
+            "offline_standin": self.standin,
+        }
 
 
 def ask_one(jev: Jev, state: dict, questions: dict, usage: Usage) -> dict[str, float]:
@@ -308,7 +323,6 @@ def _judge_and_record(assessment: Assessment, jev: Jev) -> Assessment:
     memories = list(candidates_for(event))
     settled, to_judge = code_checks(memories, now)
     usage = Usage()
-    started = time.monotonic()
     gathering = Gathering(jev, event, policy, usage)
     try:
         votes, error = gathering.run(to_judge), None
@@ -320,25 +334,12 @@ def _judge_and_record(assessment: Assessment, jev: Jev) -> Assessment:
             return recorded  # another worker, whose lease this one outlived, recorded first
         recorded.candidates_total = len(memories)
         recorded.candidates_screened_out = gathering.screened_out
-        recorded.requests = usage.requests
-        recorded.retries = usage.retries
-        recorded.input_tokens = usage.input_tokens
-        recorded.cost_usd = cost_usd(usage.input_tokens)
-        recorded.latency_ms = round((time.monotonic() - started) * 1000)
-        recorded.model_name = usage.model
-        recorded.offline_standin = usage.standin
-        if error:
-            # No verdicts and no changes: a Jev outage leaves every memory as it was.
-            recorded.state, recorded.error, recorded.finished_at = (
-                Assessment.State.FAILED,
-                error,
-                timezone.now(),
-            )
-            recorded.lease_until = None
-            recorded.save()
-            return recorded
-        recorded.judged_at = timezone.now()
+        for name, value in usage.fields().items():
+            setattr(recorded, name, value)
+        recorded.judged_at = None if error else timezone.now()
         recorded.save()
+        if error:
+            return finish(recorded, error=error)  # no verdicts, no changes: memories stay as they were
         verdicts = _verdicts(recorded, event, memories, settled, votes, policy, shadow)
         Verdict.objects.bulk_create(verdicts, batch_size=500)
         _record_checks(verdicts, now)

@@ -2,8 +2,6 @@
 code checks it, Jev votes (supported, scope_fits, conflict), and the policy's decision is only
 recorded. A reviewer decides; where they differ from the policy, that is a disagreement."""
 
-import time
-
 from django.db import transaction
 from django.utils import timezone
 
@@ -14,7 +12,7 @@ from memory_review.tenancy.models import Tenant
 
 from . import questions as q
 from .invalidation import Usage, ask_one
-from .jev import Jev, JevError, cost_usd, get_jev, noul
+from .jev import Jev, JevError, get_jev, noul
 from .leases import FINISHED, claim, finish
 from .models import Assessment, PolicyVersion, PromotionCandidate
 from .policy import Thresholds, decide_promotion
@@ -128,7 +126,6 @@ def run_promotion(assessment_id: int, *, tenant_id: int | None = None, jev: Jev 
         return assessment
     candidate = PromotionCandidate.objects.select_related("source_event", "tenant").get(assessment=assessment)
     usage = Usage()
-    started = time.monotonic()
     try:
         votes = ask_one(jev or get_jev(), promotion_state(candidate), PROMOTION_QUESTIONS, usage)
     except JevError as exc:
@@ -137,14 +134,7 @@ def run_promotion(assessment_id: int, *, tenant_id: int | None = None, jev: Jev 
         error = None
     with transaction.atomic():
         Assessment.objects.filter(pk=assessment.pk).update(
-            requests=usage.requests,
-            retries=usage.retries,
-            input_tokens=usage.input_tokens,
-            cost_usd=cost_usd(usage.input_tokens),
-            model_name=usage.model,
-            offline_standin=usage.standin,
-            latency_ms=round((time.monotonic() - started) * 1000),
-            judged_at=None if error else timezone.now(),
+            **usage.fields(), judged_at=None if error else timezone.now()
         )
         if votes is not None:
             decision = decide_promotion(votes, policy=Thresholds.from_data(assessment.policy.thresholds))
