@@ -26,6 +26,7 @@ from .jev import Jev, JevError, JevReply, cost_usd, get_jev, noul
 from .leases import FINISHED, claim, finish, release
 from .models import Assessment, Disposition, PolicyVersion, Verdict
 from .policy import BEARING, POLICY_ACTIONS, PROPOSED_STATUS, Thresholds, decide
+from .tasks import enqueue_on_commit
 
 logger = logging.getLogger(__name__)
 
@@ -283,9 +284,7 @@ def observe_event(
         },
     )
     if created:
-        if enqueue is None:
-            from .tasks import enqueue_assessment as enqueue
-        transaction.on_commit(lambda: enqueue(assessment))
+        enqueue_on_commit(assessment, enqueue)
     return assessment
 
 

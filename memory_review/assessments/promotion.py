@@ -7,7 +7,7 @@ from django.utils import timezone
 
 from memory_review.lifecycle import Actor, LifecycleError, transition
 from memory_review.memories.models import LIVE_STATUSES, Memory, SourceEvent, content_hash, exact_scope
-from memory_review.memories.services import clean_scope, memory_write
+from memory_review.memories.services import clean_scope, memory_write, require_kind
 from memory_review.tenancy.models import Tenant
 
 from . import questions as q
@@ -16,6 +16,7 @@ from .jev import Jev, JevError, get_jev, noul
 from .leases import FINISHED, claim, finish
 from .models import Assessment, PolicyVersion, PromotionCandidate
 from .policy import Thresholds, decide_promotion
+from .tasks import enqueue_on_commit
 
 DECISION_OF_ACTION = {
     "approve": PromotionCandidate.Decision.PROMOTE,
@@ -40,9 +41,8 @@ def candidate_propose(
     """Record a proposed memory; code checks settle it without a call where they can."""
     if not claim or not claim.strip():
         raise ValueError("a candidate needs a claim")
-    if kind not in Memory.Kind.values:
-        raise ValueError(f"unknown kind {kind!r}; expected one of {Memory.Kind.values}")
-    candidate = PromotionCandidate.objects.create(
+    require_kind(kind)
+    candidate = PromotionCandidate(
         tenant=tenant,
         claim=claim,
         claim_hash=content_hash(claim),
@@ -57,9 +57,8 @@ def candidate_propose(
     )
     failed = _code_check(candidate)
     if failed:
-        code, reason = failed
-        PromotionCandidate.objects.filter(pk=candidate.pk).update(check_failed=code)
-        candidate.check_failed = code
+        candidate.check_failed, reason = failed
+        candidate.save()
         transition(
             obj=candidate,
             action="reject",
@@ -68,18 +67,15 @@ def candidate_propose(
             seen_version=1,
         )
         return candidate
-    assessment = Assessment.objects.create(
+    candidate.assessment = Assessment.objects.create(
         tenant=tenant,
         purpose=Assessment.Purpose.PROMOTION,
         event=source_event,
         policy=PolicyVersion.objects.for_tenant(tenant).active(),
         question_set_version=q.PROMOTION_VERSION,
     )
-    PromotionCandidate.objects.filter(pk=candidate.pk).update(assessment=assessment)
-    candidate.assessment = assessment
-    if enqueue is None:
-        from .tasks import enqueue_assessment as enqueue
-    transaction.on_commit(lambda: enqueue(assessment))
+    candidate.save()
+    enqueue_on_commit(candidate.assessment, enqueue)
     return candidate
 
 

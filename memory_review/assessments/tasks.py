@@ -1,7 +1,9 @@
 """Thin Celery tasks: ids in, a service call, retries owned here (STYLE §6)."""
 
+from collections.abc import Callable
+
 from celery import shared_task
-from django.db import OperationalError
+from django.db import OperationalError, transaction
 
 from memory_review.tenancy.db_context import tenant_context
 
@@ -21,5 +23,11 @@ def run_assessment(self, tenant_id: int, assessment_id: int) -> str:
 
 
 def enqueue_assessment(assessment: Assessment) -> None:
-    """Called on commit, so the worker never looks for a row that is not there yet."""
     run_assessment.delay(assessment.tenant_id, assessment.pk)
+
+
+def enqueue_on_commit(assessment: Assessment, enqueue: Callable[[Assessment], None] | None = None) -> None:
+    """Queue it once the transaction commits, so the worker never looks for a row that is not
+    there yet. Tests pass their own `enqueue`."""
+    send = enqueue or enqueue_assessment
+    transaction.on_commit(lambda: send(assessment))

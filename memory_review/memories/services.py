@@ -19,6 +19,11 @@ def clean_scope(value: str | None) -> str | None:
     return value or None
 
 
+def require_kind(kind: str) -> None:
+    if kind not in Memory.Kind.values:
+        raise ValueError(f"unknown kind {kind!r}; expected one of {Memory.Kind.values}")
+
+
 def event_record(
     *,
     tenant: Tenant,
@@ -78,8 +83,7 @@ def memory_write(
         raise LifecycleError("cannot write a memory from an erased event")
     if not content or not content.strip():
         raise ValueError("a memory needs content")
-    if kind not in Memory.Kind.values:
-        raise ValueError(f"unknown kind {kind!r}; expected one of {Memory.Kind.values}")
+    require_kind(kind)
     if not 0 <= confidence <= 1:
         raise ValueError(f"confidence must be between 0 and 1, got {confidence}")
     version = 1
