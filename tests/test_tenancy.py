@@ -7,7 +7,6 @@ from memory_review.audit.models import Transition
 from memory_review.lifecycle import Actor, transition
 from memory_review.memories.models import Memory, MemoryLink, SourceEvent
 from memory_review.memories.services import link_create
-from memory_review.tenancy.models import TenantOwned
 from tests.factories import make_memory, make_user
 
 
@@ -58,12 +57,16 @@ def test_tenant_scoped_queries_never_return_another_tenants_rows(acme, globex, b
     )
 
 
-def test_every_tenant_owned_model_uses_the_scoped_manager():
+def test_every_model_that_carries_a_tenant_is_queried_through_the_scoped_manager():
     from django.apps import apps
 
-    owned = [m for m in apps.get_models() if issubclass(m, TenantOwned)]
-    assert len(owned) >= 10
-    assert all(hasattr(m.objects, "for_tenant") for m in owned)
+    carrying = [
+        m
+        for m in apps.get_models()
+        if any(f.name == "tenant" for f in m._meta.fields) and m._meta.app_label != "tenancy"
+    ]
+    assert len(carrying) >= 11
+    assert [m._meta.label for m in carrying if not hasattr(m.objects, "for_tenant")] == []
 
 
 @pytest.mark.django_db

@@ -71,7 +71,7 @@ def verify(tenant: Tenant) -> Break | None:
 
     The head is read first, so rows appended while this runs are not mistaken for a break.
     """
-    head = AuditChain.objects.filter(tenant=tenant).first()
+    head = AuditChain.objects.for_tenant(tenant).first()
     expected_prev, expected_seq = GENESIS, 1
     for row in _rows(tenant, up_to=head.seq if head else None):
         if row.seq != expected_seq:

@@ -4,7 +4,7 @@ from django.db import models
 
 from memory_review.assessments.models import PromotionCandidate, Verdict
 from memory_review.memories.models import Memory
-from memory_review.tenancy.models import Tenant, TenantOwned
+from memory_review.tenancy.models import Tenant, TenantOwned, TenantQuerySet
 
 
 class Transition(TenantOwned):
@@ -51,6 +51,8 @@ class AuditChain(models.Model):
     tenant = models.OneToOneField(Tenant, on_delete=models.PROTECT, primary_key=True, related_name="+")
     seq = models.PositiveBigIntegerField(default=0)
     head_hash = models.CharField(max_length=64)
+
+    objects = TenantQuerySet.as_manager()
 
     def __str__(self) -> str:
         return f"chain of {self.tenant_id} at #{self.seq}"

@@ -23,7 +23,7 @@ class Command(BaseCommand):
             # without it the walk would see nothing and call the chain intact.
             with tenant_context(t.pk):
                 problem = chain.verify(t)
-                head = chain.AuditChain.objects.filter(tenant=t).first()
+                head = chain.AuditChain.objects.for_tenant(t).first()
             if problem:
                 breaks.append(problem)
                 self.stderr.write(str(problem))
