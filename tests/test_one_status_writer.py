@@ -9,8 +9,12 @@ ROOT = Path(memory_review.__file__).parent
 OWNER = ROOT / "lifecycle.py"
 
 
+MODELS_WITH_STATUS = {"Memory", "PromotionCandidate"}
+
+
 def status_writes(path: Path, root: Path = ROOT) -> list[str]:
-    """Assignments to `.status`, and `status=` passed to update()/create()/save-like calls."""
+    """Assignments to `.status`, `setattr(x, "status", ...)`, `status=` passed to
+    update()/create()-like calls, and `Memory(status=...)` / `PromotionCandidate(status=...)`."""
     found = []
     for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
         if isinstance(node, ast.Assign | ast.AugAssign | ast.AnnAssign):
@@ -19,6 +23,12 @@ def status_writes(path: Path, root: Path = ROOT) -> list[str]:
                 for leaf in ast.walk(target):
                     if isinstance(leaf, ast.Attribute) and leaf.attr == "status":
                         found.append(f"{path.relative_to(root)}:{node.lineno}")
+        if isinstance(node, ast.Call) and _name(node.func) in MODELS_WITH_STATUS:
+            if any(keyword.arg == "status" for keyword in node.keywords):
+                found.append(f"{path.relative_to(root)}:{node.lineno}")
+        if isinstance(node, ast.Call) and _name(node.func) == "setattr" and len(node.args) >= 2:
+            if isinstance(node.args[1], ast.Constant) and node.args[1].value == "status":
+                found.append(f"{path.relative_to(root)}:{node.lineno}")
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
             if node.func.attr in {"update", "create", "get_or_create", "update_or_create", "bulk_update"}:
                 if any(
@@ -27,6 +37,12 @@ def status_writes(path: Path, root: Path = ROOT) -> list[str]:
                 ):
                     found.append(f"{path.relative_to(root)}:{node.lineno}")
     return found
+
+
+def _name(func: ast.expr) -> str | None:
+    if isinstance(func, ast.Name):
+        return func.id
+    return func.attr if isinstance(func, ast.Attribute) else None
 
 
 def _mentions_status(keyword: ast.keyword) -> bool:
@@ -49,5 +65,15 @@ def test_only_the_transition_function_writes_status():
 
 def test_the_scan_would_notice_a_stray_status_write(tmp_path):
     stray = tmp_path / "stray.py"
-    stray.write_text("memory.status = 'active'\nMemory.objects.filter(pk=1).update(status='active')\n")
-    assert status_writes(stray, root=tmp_path) == ["stray.py:1", "stray.py:2"]
+    stray.write_text(
+        "memory.status = 'active'\n"
+        "Memory.objects.filter(pk=1).update(status='active')\n"
+        "Memory(subject='x', status='active').save()\n"
+        "setattr(candidate, 'status', 'approved')\n"
+    )
+    assert sorted(status_writes(stray, root=tmp_path)) == [
+        "stray.py:1",
+        "stray.py:2",
+        "stray.py:3",
+        "stray.py:4",
+    ]
