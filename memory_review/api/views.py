@@ -53,6 +53,10 @@ def api_view(view):
         request.api_token = token
         try:
             return view(request, token.tenant, *args, **kwargs)
+        except BadInput as exc:
+            return bad_request(exc.fields)
+        except LifecycleError as exc:
+            return JsonResponse({"error": str(exc)}, status=409)
         except Http404:
             return not_found()
         except NoActivePolicy as exc:
@@ -61,26 +65,35 @@ def api_view(view):
     return wrapper
 
 
+class BadInput(Exception):
+    """Becomes a 400 naming each field's problem (api_view turns it into the response)."""
+
+    def __init__(self, fields: dict[str, str]):
+        super().__init__(fields)
+        self.fields = fields
+
+
 def parse(request: HttpRequest, model: type[BaseModel]):
-    """The validated body, or a 400 response naming what is wrong."""
+    """The validated body; BadInput naming what is wrong otherwise."""
     if request.content_type != "application/json":
-        return bad_request({"body": "send JSON with Content-Type: application/json"})
+        raise BadInput({"body": "send JSON with Content-Type: application/json"})
     try:
         return model.model_validate_json(request.body or b"")
     except ValidationError as exc:
-        return bad_request(schemas.error_fields(exc))
+        raise BadInput(schemas.error_fields(exc)) from exc
 
 
-def _event(tenant, pk: int) -> SourceEvent | None:
-    return SourceEvent.objects.for_tenant(tenant).filter(pk=pk).first()
+def _event(tenant, pk: int) -> SourceEvent:
+    event = SourceEvent.objects.for_tenant(tenant).filter(pk=pk).first()
+    if event is None:
+        raise BadInput({"source_event_id": "no such event in this tenant"})
+    return event
 
 
 @require_POST
 @api_view
 def events(request: HttpRequest, tenant):
     body = parse(request, schemas.EventIn)
-    if isinstance(body, JsonResponse):
-        return body
     with transaction.atomic():
         event = intake.record_event(tenant=tenant, body=body)
         assessment = observe_event(event=event, remember_successor=body.remember_successor)
@@ -99,15 +112,7 @@ def events(request: HttpRequest, tenant):
 @api_view
 def memories(request: HttpRequest, tenant):
     body = parse(request, schemas.MemoryIn)
-    if isinstance(body, JsonResponse):
-        return body
-    event = _event(tenant, body.source_event_id)
-    if event is None:
-        return bad_request({"source_event_id": "no such event in this tenant"})
-    try:
-        memory = intake.write_memory(event=event, body=body, channel="agent")
-    except LifecycleError as exc:
-        return JsonResponse({"error": str(exc)}, status=409)
+    memory = intake.write_memory(event=_event(tenant, body.source_event_id), body=body, channel="agent")
     return JsonResponse(
         {
             "memory_id": memory.pk,
@@ -123,21 +128,15 @@ def memories(request: HttpRequest, tenant):
 @api_view
 def candidates(request: HttpRequest, tenant):
     body = parse(request, schemas.CandidateIn)
-    if isinstance(body, JsonResponse):
-        return body
-    event = None if body.source_event_id is None else _event(tenant, body.source_event_id)
-    if body.source_event_id is not None and event is None:
-        return bad_request({"source_event_id": "no such event in this tenant"})
-    with transaction.atomic():
-        candidate = candidate_propose(
-            tenant=tenant,
-            claim=body.claim,
-            kind=body.kind,
-            subject=body.subject,
-            source_event=event,
-            proposed_by=f"agent:{body.proposed_by}",
-            **body.scope.model_dump(),
-        )
+    candidate = candidate_propose(  # atomic, like every service that writes
+        tenant=tenant,
+        claim=body.claim,
+        kind=body.kind,
+        subject=body.subject,
+        source_event=None if body.source_event_id is None else _event(tenant, body.source_event_id),
+        proposed_by=f"agent:{body.proposed_by}",
+        **body.scope.model_dump(),
+    )
     return JsonResponse(
         {
             "candidate_id": candidate.pk,
