@@ -23,21 +23,19 @@ def home(request: HttpRequest) -> HttpResponse:
     return render(request, "review/home.html", {"tenants": tenants})
 
 
+def _render(request: HttpRequest, membership, template: str, **context) -> HttpResponse:
+    """Every tenant page knows the tenant and the viewer's role (the header shows both)."""
+    return render(request, template, {"membership": membership, "tenant": membership.tenant, **context})
+
+
 @require_GET
 @login_required
 def tenant_home(request: HttpRequest, slug: str) -> HttpResponse:
     membership = get_membership(request.user, slug)
     tenant = membership.tenant
     recent = Transition.objects.for_tenant(tenant).select_related("memory").order_by("-seq")[:10]
-    return render(
-        request,
-        "review/tenant_home.html",
-        {
-            "membership": membership,
-            "tenant": tenant,
-            "counts": selectors.status_counts(tenant),
-            "recent": recent,
-        },
+    return _render(
+        request, membership, "review/tenant_home.html", counts=selectors.status_counts(tenant), recent=recent
     )
 
 
@@ -46,26 +44,15 @@ def tenant_home(request: HttpRequest, slug: str) -> HttpResponse:
 def review_queue(request: HttpRequest, slug: str) -> HttpResponse:
     membership = get_membership(request.user, slug)
     page = Paginator(selectors.review_queue(membership.tenant), QUEUE_PAGE).get_page(request.GET.get("page"))
-    return render(
-        request,
-        "review/review_queue.html",
-        {"membership": membership, "tenant": membership.tenant, "page": page, "memories": page.object_list},
-    )
+    return _render(request, membership, "review/review_queue.html", page=page, memories=page.object_list)
 
 
 @require_GET
 @login_required
 def assessment_list(request: HttpRequest, slug: str) -> HttpResponse:
     membership = get_membership(request.user, slug)
-    return render(
-        request,
-        "review/assessment_list.html",
-        {
-            "membership": membership,
-            "tenant": membership.tenant,
-            "assessments": assessment_selectors.recent_assessments(membership.tenant),
-        },
-    )
+    assessments = assessment_selectors.recent_assessments(membership.tenant)
+    return _render(request, membership, "review/assessment_list.html", assessments=assessments)
 
 
 @require_GET
@@ -73,14 +60,7 @@ def assessment_list(request: HttpRequest, slug: str) -> HttpResponse:
 def assessment_detail(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     membership = get_membership(request.user, slug)
     assessment = assessment_selectors.assessment_for(membership.tenant, pk)
-    context = {
-        "membership": membership,
-        "tenant": membership.tenant,
-        "assessment": assessment,
-        "verdicts": assessment_selectors.verdicts_of(assessment),
-    }
     # While a worker is on it, htmx polls and swaps only the results region.
-    template = "review/assessment_detail.html"
-    if request.htmx:
-        template += "#results"
-    return render(request, template, context)
+    template = "review/assessment_detail.html" + ("#results" if request.htmx else "")
+    verdicts = assessment_selectors.verdicts_of(assessment)
+    return _render(request, membership, template, assessment=assessment, verdicts=verdicts)
