@@ -58,11 +58,14 @@ def demo(db):
 
 def log_in(browser, live_server, username: str) -> None:
     from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
 
     browser.get(f"{live_server.url}/accounts/login/")
     browser.find_element(By.NAME, "username").send_keys(username)
     browser.find_element(By.NAME, "password").send_keys("demo")
     browser.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
+    # Wait for the next page: reading it sooner finds the login page's elements going stale.
+    WebDriverWait(browser, 10).until(lambda driver: "/accounts/login/" not in driver.current_url)
 
 
 def test_a_lead_logs_in_and_works_the_review_queue(browser, live_server, demo):
