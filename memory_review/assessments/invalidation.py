@@ -6,10 +6,8 @@ changes, so a crash leaves a complete record and a redelivered task only finishe
 
 import json
 import logging
-import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, CancelledError, Future, ThreadPoolExecutor, wait
-from dataclasses import dataclass, field
 
 from django.conf import settings
 from django.db import OperationalError, transaction
@@ -22,11 +20,12 @@ from memory_review.memories.models import LIVE_STATUSES, Memory, MemoryStatus, S
 from memory_review.memories.services import memory_write
 
 from . import questions as q
-from .jev import Jev, JevError, JevReply, cost_usd, get_jev, noul
+from .dispatch import enqueue_on_commit
+from .jev import Jev, JevError, get_jev, noul
 from .leases import FINISHED, claim, finish, release
 from .models import Assessment, Disposition, PolicyVersion, Verdict
 from .policy import BEARING, POLICY_ACTIONS, PROPOSED_STATUS, Thresholds, decide
-from .tasks import enqueue_on_commit
+from .usage import Usage
 
 logger = logging.getLogger(__name__)
 
@@ -132,54 +131,6 @@ def pack(event: SourceEvent, memories: Sequence[Memory], *, per_memory, limit: i
         state += size
         request += size + per_memory_cost
     return [batch for batch in batches if batch]
-
-
-@dataclass
-class Usage:
-    """What an assessment's requests cost, counted as they come back."""
-
-    started: float = field(default_factory=time.monotonic)
-    requests: int = 0
-    retries: int = 0
-    input_tokens: int = 0
-    model: str | None = None
-    standin: bool = False
-    failure: JevError | None = None
-
-    def fail(self, exc: JevError) -> None:
-        self.requests += 1
-        self.retries += exc.tries - 1
-        self.failure = self.failure or exc
-
-    def add(self, reply: JevReply) -> None:
-        self.requests += 1
-        self.retries += reply.tries - 1
-        self.input_tokens += reply.input_tokens
-        self.model = reply.model
-        self.standin = self.standin or reply.standin
-
-    def fields(self) -> dict:
-        """The Assessment columns these figures fill."""
-        return {
-            "requests": self.requests,
-            "retries": self.retries,
-            "input_tokens": self.input_tokens,
-            "cost_usd": cost_usd(self.input_tokens),
-            "latency_ms": round((time.monotonic() - self.started) * 1000),
-            "model_name": self.model,
-            "offline_standin": self.standin,
-        }
-
-
-def ask_one(jev: Jev, state: dict, questions: dict, usage: Usage) -> dict[str, float]:
-    """A single request, counted in `usage` whether it succeeds or fails."""
-    try:
-        reply = jev.ask(state, questions)
-    except JevError as exc:
-        usage.fail(exc)
-        raise
-    usage.add(reply)
-    return reply.votes
 
 
 def _request(

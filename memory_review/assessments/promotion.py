@@ -11,12 +11,12 @@ from memory_review.memories.services import clean_scope, memory_write, require_k
 from memory_review.tenancy.models import Tenant
 
 from . import questions as q
-from .invalidation import Usage, ask_one
+from .dispatch import enqueue_on_commit
 from .jev import Jev, JevError, get_jev, noul
 from .leases import FINISHED, claim, finish
 from .models import Assessment, PolicyVersion, PromotionCandidate
 from .policy import Thresholds, decide_promotion
-from .tasks import enqueue_on_commit
+from .usage import Usage, ask_one
 
 DECISION_OF_ACTION = {
     "approve": PromotionCandidate.Decision.PROMOTE,

@@ -1,0 +1,55 @@
+"""What an assessment's requests cost, and asking Jev one question set: shared by both
+pipelines (invalidation and promotion)."""
+
+import time
+from dataclasses import dataclass, field
+
+from .jev import Jev, JevError, JevReply, cost_usd
+
+
+@dataclass
+class Usage:
+    """What an assessment's requests cost, counted as they come back."""
+
+    started: float = field(default_factory=time.monotonic)
+    requests: int = 0
+    retries: int = 0
+    input_tokens: int = 0
+    model: str | None = None
+    standin: bool = False
+    failure: JevError | None = None
+
+    def fail(self, exc: JevError) -> None:
+        self.requests += 1
+        self.retries += exc.tries - 1
+        self.failure = self.failure or exc
+
+    def add(self, reply: JevReply) -> None:
+        self.requests += 1
+        self.retries += reply.tries - 1
+        self.input_tokens += reply.input_tokens
+        self.model = reply.model
+        self.standin = self.standin or reply.standin
+
+    def fields(self) -> dict:
+        """The Assessment columns these figures fill."""
+        return {
+            "requests": self.requests,
+            "retries": self.retries,
+            "input_tokens": self.input_tokens,
+            "cost_usd": cost_usd(self.input_tokens),
+            "latency_ms": round((time.monotonic() - self.started) * 1000),
+            "model_name": self.model,
+            "offline_standin": self.standin,
+        }
+
+
+def ask_one(jev: Jev, state: dict, questions: dict, usage: Usage) -> dict[str, float]:
+    """A single request, counted in `usage` whether it succeeds or fails."""
+    try:
+        reply = jev.ask(state, questions)
+    except JevError as exc:
+        usage.fail(exc)
+        raise
+    usage.add(reply)
+    return reply.votes
