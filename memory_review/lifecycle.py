@@ -80,8 +80,8 @@ MEMORY_MOVES: dict[tuple[str, str], tuple[frozenset[str], str]] = {
     ("user", "unfreeze"): (frozenset({M.FROZEN}), M.ACTIVE),
     ("user", "restore"): (_DEAD, M.ACTIVE),
     ("user", "forget"): (_ANY_MEMORY, M.DELETED),
-    # Jobs: the hard-TTL sweep and right-to-forget erasures.
-    ("system", "expire"): (frozenset({M.ACTIVE}), M.EXPIRED),
+    # Jobs: the hard-TTL sweep and right-to-forget erasures. Frozen memories stay pinned.
+    ("system", "expire"): (_LIVE_OR_REVIEW, M.EXPIRED),
     ("system", "erase"): (_ANY_MEMORY, M.DELETED),
 }
 
@@ -138,14 +138,20 @@ def transition(
             )
         if row.status not in sources:
             raise IllegalTransition(f"cannot {action} a {row.status} {type(obj).__name__.lower()}")
-        if isinstance(row, Memory) and target in LIVE_STATUSES and row.status not in LIVE_STATUSES:
-            if Memory.objects.holding_subject(row).exists():
-                raise subject_taken(row, f"{action} memory {row.pk}")
+        now = timezone.now()
+        changed = ["status", "row_version", "updated_at"]
+        if isinstance(row, Memory):
+            _check_memory_move(row, action, target, now)
+            if target == M.NEEDS_REVIEW:
+                # What the review queue orders and filters by: when, and for what.
+                row.flagged_at = now
+                row.flagged_for = verdict.disposition if verdict is not None else actor.kind
+                changed += ["flagged_at", "flagged_for"]
         from_status = row.status
         row.status = target
         row.row_version += 1
         try:
-            row.save(update_fields=["status", "row_version", "updated_at"])
+            row.save(update_fields=changed)
         except IntegrityError as exc:  # a concurrent write won the subject first
             raise subject_taken(row, f"{action} memory {row.pk}") from exc
         audit = chain.append(
@@ -161,11 +167,25 @@ def transition(
                 verdict=verdict,
                 row_version=row.row_version,
                 request_id=request_id or None,  # '' reads back as NULL on Oracle: hash the same
-                created_at=timezone.now(),
+                created_at=now,
             )
         )
     obj.status, obj.row_version = row.status, row.row_version
+    if isinstance(row, Memory):
+        obj.flagged_at, obj.flagged_for = row.flagged_at, row.flagged_for
     return audit
+
+
+def _check_memory_move(row: Memory, action: str, target: str, now) -> None:
+    """What the table alone cannot say: one live memory per subject and scope, and nothing past
+    its hard TTL comes back to life (code expires it instead)."""
+    if target == M.ACTIVE and row.is_expired(now):
+        raise IllegalTransition(
+            f"cannot {action} memory {row.pk}: its hard TTL passed at {row.valid_until:%Y-%m-%d %H:%M} UTC"
+        )
+    if target in LIVE_STATUSES and row.status not in LIVE_STATUSES:
+        if Memory.objects.holding_subject(row).exists():
+            raise subject_taken(row, f"{action} memory {row.pk}")
 
 
 def _fit(text: str, limit: int) -> str:

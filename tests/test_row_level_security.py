@@ -13,16 +13,35 @@ from memory_review.tenancy import db_context
 from memory_review.tenancy.db_context import clear_tenant, set_tenant, tenant_context
 from tests.factories import make_memory
 
-rls = importlib.import_module("memory_review.audit.migrations.0003_postgres_rls")
+RLS_MIGRATIONS = [
+    "memory_review.audit.migrations.0003_postgres_rls",
+    "memory_review.review.migrations.0002_postgres_rls",
+]
 
 
-def test_every_table_that_carries_a_tenant_has_a_policy():
-    tables = {
+def tenant_tables() -> set[str]:
+    return {
         model._meta.db_table
         for model in apps.get_models()
         if any(field.name == "tenant" for field in model._meta.fields) and model._meta.app_label != "tenancy"
     }
-    assert tables == set(rls.TABLES)
+
+
+def test_every_table_that_carries_a_tenant_has_a_policy():
+    policied = {table for name in RLS_MIGRATIONS for table in importlib.import_module(name).TABLES}
+    assert tenant_tables() == policied
+
+
+@pytest.mark.django_db
+def test_every_table_that_carries_a_tenant_has_row_level_security_in_the_database():
+    if connection.vendor != "postgresql":
+        pytest.skip("row-level security is PostgreSQL's (make test's second pass); Oracle uses VPD")
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT tablename FROM pg_policies WHERE policyname = 'tenant_isolation'")
+        policied = {row[0] for row in cursor.fetchall()}
+        cursor.execute("SELECT relname FROM pg_class WHERE relrowsecurity")
+        enforced = {row[0] for row in cursor.fetchall()}
+    assert tenant_tables() <= policied & enforced
 
 
 @pytest.fixture

@@ -16,7 +16,7 @@ from django.utils import timezone
 
 from memory_review.audit.models import Transition
 from memory_review.lifecycle import Actor, IllegalTransition, StaleVersion, permits, transition
-from memory_review.memories.models import LIVE_STATUSES, Memory, MemoryStatus, SourceEvent
+from memory_review.memories.models import LIVE_STATUSES, Memory, MemoryLink, MemoryStatus, SourceEvent
 from memory_review.memories.services import memory_write
 
 from . import questions as q
@@ -28,6 +28,8 @@ from .policy import BEARING, POLICY_ACTIONS, PROPOSED_STATUS, Thresholds, decide
 from .usage import Usage
 
 logger = logging.getLogger(__name__)
+
+EXPIRABLE = (MemoryStatus.ACTIVE, MemoryStatus.NEEDS_REVIEW)
 
 JUDGED_FIELDS = (
     "tenant_id", "content", "kind", "status", "valid_until", "row_version",
@@ -60,10 +62,11 @@ def candidates_for(event: SourceEvent):
 
 
 def code_checks(memories: Sequence[Memory], now) -> tuple[dict[int, str], list[Memory]]:
-    """What code settles without asking: hard TTL passed, or the source was erased."""
+    """What code settles without asking: hard TTL passed (active or in review: a vote must never
+    confirm it back), or the source was erased. Frozen memories stay pinned."""
     settled, rest = {}, []
     for memory in memories:
-        if memory.status == MemoryStatus.ACTIVE and memory.is_expired(now):
+        if memory.status in EXPIRABLE and memory.is_expired(now):
             settled[memory.pk] = Disposition.EXPIRED
         elif memory.source_event.erased_at is not None:
             settled[memory.pk] = Disposition.NO_SOURCE
@@ -292,7 +295,7 @@ def _judge_and_record(assessment: Assessment, jev: Jev) -> Assessment:
             return finish(recorded, error=error)  # no verdicts, no changes: memories stay as they were
         verdicts = _verdicts(recorded, event, memories, settled, votes, policy, shadow)
         Verdict.objects.bulk_create(verdicts, batch_size=500)
-        _record_checks(verdicts, now)
+        _record_checks(verdicts, now, policy)
     return recorded
 
 
@@ -329,12 +332,17 @@ def _verdicts(assessment, event, memories, settled, votes, policy, shadow) -> li
     return verdicts
 
 
-def _record_checks(verdicts: list[Verdict], now) -> None:
-    """p_true is the latest bearing still_true vote; last_checked_at is when anything judged it.
-    Neither is a status, so no transition; neither races with a reviewer's decision."""
+def _record_checks(verdicts: list[Verdict], now, policy: Thresholds) -> None:
+    """p_true is the latest bearing still_true vote (with its distance from the policy's review
+    band, the queue's order); last_checked_at is when anything judged it. None is a status, so
+    no transition; none races with a reviewer's decision."""
     Memory.objects.filter(pk__in=[v.memory_id for v in verdicts]).update(last_checked_at=now)
-    bearing = [Memory(pk=v.memory_id, p_true=v.still_true) for v in verdicts if v.disposition in BEARING]
-    Memory.objects.bulk_update(bearing, ["p_true"], batch_size=500)
+    bearing = [
+        Memory(pk=v.memory_id, p_true=v.still_true, threshold_gap=policy.gap(v.still_true))
+        for v in verdicts
+        if v.disposition in BEARING
+    ]
+    Memory.objects.bulk_update(bearing, ["p_true", "threshold_gap"], batch_size=500)
 
 
 def apply_verdicts(assessment: Assessment) -> dict[int, Memory]:
@@ -410,6 +418,7 @@ def _move(verdict: Verdict, memory: Memory, action: str, actor: Actor, seen: int
             actor=actor,
             reason=reason,
             verdict=verdict,
+            link_origin=MemoryLink.Origin.ASSESSMENT,
         )
     transition(obj=memory, action=action, actor=actor, reason=reason, seen_version=seen, verdict=verdict)
     return None

@@ -58,6 +58,25 @@ class Thresholds:
         data["review_only_sources"] = list(self.review_only_sources)
         return data
 
+    # The review band's edges. Rounded so 0.55 + 0.05 is 0.60, not 0.6000000000000001: a vote on
+    # the line is inside.
+    @property
+    def confirm_at(self) -> float:
+        """still_true at or above this confirms."""
+        return round(self.confirm_min + self.margin, 9)
+
+    @property
+    def contradict_at(self) -> float:
+        """still_true at or below this kills (contradicted, superseded or partial)."""
+        return round(self.contradict_max - self.margin, 9)
+
+    def gap(self, still_true: float | None) -> float:
+        """How far a still_true vote lies from the nearer edge of the review band: the smaller,
+        the closer the call. 1 when there is no vote."""
+        if still_true is None:
+            return 1.0
+        return round(min(abs(still_true - self.confirm_at), abs(still_true - self.contradict_at)), 6)
+
 
 DEFAULTS = Thresholds()
 
@@ -106,10 +125,9 @@ def decide(votes: dict[str, float], *, source: str, policy: Thresholds = DEFAULT
     if votes["hypothetical"] >= policy.hypothetical_max:
         return Disposition.HYPOTHETICAL
     still_true = votes["still_true"]
-    # Rounded so 0.55 + 0.05 is 0.60, not 0.6000000000000001: a vote on the line is inside.
-    if still_true >= round(policy.confirm_min + policy.margin, 9):
+    if still_true >= policy.confirm_at:
         return Disposition.CONFIRMED
-    if still_true > round(policy.contradict_max - policy.margin, 9):
+    if still_true > policy.contradict_at:
         return Disposition.UNCERTAIN
     if votes["partial"] >= policy.partial_min:
         disposition = Disposition.PARTIAL

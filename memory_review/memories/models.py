@@ -151,9 +151,21 @@ class Memory(TenantOwned, Scope):
     valid_from = models.DateTimeField(default=timezone.now)
     valid_until = models.DateTimeField(null=True, blank=True, help_text="Hard TTL.")
     deleted_at = models.DateTimeField(null=True, blank=True)
-    # Written only by memory_review.lifecycle.transition().
+    # Written only by memory_review.lifecycle.transition(), with the two flag columns below.
     status = models.CharField(max_length=16, choices=MemoryStatus.choices, default=MemoryStatus.ACTIVE)
+    flagged_at = models.DateTimeField(null=True, blank=True, help_text="When it last entered needs_review.")
+    flagged_for = models.CharField(
+        max_length=16,
+        null=True,
+        blank=True,
+        help_text="What sent it to review: the verdict's disposition, or `user` / `system`.",
+    )
     p_true = models.FloatField(null=True, blank=True, help_text="Latest bearing still_true vote.")
+    threshold_gap = models.FloatField(
+        default=1.0,
+        help_text="How far p_true lies from the nearer edge of the policy's review band (1 when "
+        "there is no vote): the review queue puts the smallest, the closest calls, first.",
+    )
     last_checked_at = models.DateTimeField(null=True, blank=True)
     row_version = models.PositiveIntegerField(default=1)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -163,8 +175,15 @@ class Memory(TenantOwned, Scope):
 
     class Meta:
         verbose_name_plural = "memories"
+        # Each list's order has an index that ends in it, so a page is an index range scan at any
+        # depth (keyset paging, memory_review/review/paging.py); (tenant, status) counts use them too.
         indexes = [
-            models.Index(fields=["tenant", "status"], name="memory_tenant_status_ix"),
+            models.Index(
+                fields=["tenant", "status", "threshold_gap", "flagged_at", "id"], name="memory_queue_risk_ix"
+            ),
+            models.Index(fields=["tenant", "status", "flagged_at", "id"], name="memory_queue_age_ix"),
+            models.Index(fields=["tenant", "status", "updated_at", "id"], name="memory_status_recent_ix"),
+            models.Index(fields=["tenant", "updated_at", "id"], name="memory_recent_ix"),
             models.Index(fields=["tenant", "user_id", "agent_id", "thread_id"], name="memory_scope_ix"),
         ]
         constraints = [

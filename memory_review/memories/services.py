@@ -71,13 +71,16 @@ def memory_write(
     actor: Actor | None = None,
     reason: str | None = None,
     verdict=None,
+    link_origin: str = MemoryLink.Origin.EXPLICIT,
+    request_id: str | None = None,
 ) -> Memory:
     """Store a memory verbatim, tied to the event it came from.
 
     With `supersedes`, the old memory is moved to `superseded` by `actor` first (one live memory
     per subject and scope), and the new one enters as its next version, linked `supersedes`;
     `seen_version` is the old memory's row version the actor decided on (default: as passed);
-    `verdict` is the vote that caused it, when a policy did.
+    `verdict` is the vote that caused it, when a policy did; `link_origin` says who made the
+    `supersedes` link (the agent, an assessment, or a reviewer's rewrite).
     """
     if event.erased_at is not None:
         raise LifecycleError("cannot write a memory from an erased event")
@@ -97,6 +100,7 @@ def memory_write(
             reason=reason or f"superseded by event {event.pk}",
             seen_version=supersedes.row_version if seen_version is None else seen_version,
             verdict=verdict,
+            request_id=request_id,
         )
         version = supersedes.version + 1
     memory = Memory(
@@ -129,9 +133,7 @@ def memory_write(
     if supersedes is not None:
         Memory.objects.filter(pk=supersedes.pk).update(superseded_by=memory)
         supersedes.superseded_by = memory
-        link_create(
-            src=memory, dst=supersedes, kind=MemoryLink.Kind.SUPERSEDES, origin=MemoryLink.Origin.EXPLICIT
-        )
+        link_create(src=memory, dst=supersedes, kind=MemoryLink.Kind.SUPERSEDES, origin=link_origin)
     return memory
 
 
@@ -145,10 +147,19 @@ def link_create(*, src: Memory, dst: Memory, kind: str, origin: str) -> MemoryLi
 
 
 @transaction.atomic
-def memory_forget(*, memory: Memory, actor: Actor, reason: str, seen_version: int) -> Memory:
+def memory_forget(
+    *, memory: Memory, actor: Actor, reason: str, seen_version: int, request_id: str | None = None
+) -> Memory:
     """Erase the content; keep the row, its links and its audit trail."""
     action = "erase" if actor.kind == "system" else "forget"
-    transition(obj=memory, action=action, actor=actor, reason=reason, seen_version=seen_version)
+    transition(
+        obj=memory,
+        action=action,
+        actor=actor,
+        reason=reason,
+        seen_version=seen_version,
+        request_id=request_id,
+    )
     now = timezone.now()
     Memory.objects.filter(pk=memory.pk).update(
         content=ERASED, content_hash=content_hash(ERASED), deleted_at=now

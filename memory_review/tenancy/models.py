@@ -32,6 +32,16 @@ class Membership(models.Model):
     def __str__(self) -> str:
         return f"{self.user} in {self.tenant} as {self.role}"
 
+    @property
+    def can_review(self) -> bool:
+        """Decides memories and candidates. Auditors and labelers read, never change."""
+        return self.role in (Role.REVIEWER, Role.LEAD, Role.ADMIN)
+
+    @property
+    def can_lead(self) -> bool:
+        """Also acts on others' claims and on whole filtered sets at once."""
+        return self.role in (Role.LEAD, Role.ADMIN)
+
 
 class TenantQuerySet(models.QuerySet):
     """Every tenant-owned query starts with `.for_tenant(tenant)`."""

@@ -220,3 +220,42 @@ CREATE INDEX "AUDIT_TRAN_VERDICT_ID_BDF0AC71" ON "AUDIT_TRANSITION" ("VERDICT_ID
 -- Raw Python operation
 --
 -- THIS OPERATION CANNOT BE WRITTEN AS SQL
+
+-- memories.0002_review_queue
+--
+-- Remove index memory_tenant_status_ix from memory
+--
+DROP INDEX "MEMORY_TENANT_STATUS_IX";
+--
+-- Add field flagged_at to memory
+--
+ALTER TABLE "MEMORIES_MEMORY" ADD "FLAGGED_AT" TIMESTAMP NULL;
+--
+-- Add field flagged_for to memory
+--
+ALTER TABLE "MEMORIES_MEMORY" ADD "FLAGGED_FOR" NVARCHAR2(16) NULL;
+--
+-- Add field threshold_gap to memory
+--
+ALTER TABLE "MEMORIES_MEMORY" ADD "THRESHOLD_GAP" DOUBLE PRECISION DEFAULT 1.0 NOT NULL;
+ALTER TABLE "MEMORIES_MEMORY" MODIFY "THRESHOLD_GAP" DEFAULT NULL;
+--
+-- Create index memory_queue_risk_ix on field(s) tenant, status, threshold_gap, flagged_at, id of model memory
+--
+CREATE INDEX "MEMORY_QUEUE_RISK_IX" ON "MEMORIES_MEMORY" ("TENANT_ID", "STATUS", "THRESHOLD_GAP", "FLAGGED_AT", "ID");
+--
+-- Create index memory_queue_age_ix on field(s) tenant, status, flagged_at, id of model memory
+--
+CREATE INDEX "MEMORY_QUEUE_AGE_IX" ON "MEMORIES_MEMORY" ("TENANT_ID", "STATUS", "FLAGGED_AT", "ID");
+--
+-- Create index memory_status_recent_ix on field(s) tenant, status, updated_at, id of model memory
+--
+CREATE INDEX "MEMORY_STATUS_RECENT_IX" ON "MEMORIES_MEMORY" ("TENANT_ID", "STATUS", "UPDATED_AT", "ID");
+--
+-- Create index memory_recent_ix on field(s) tenant, updated_at, id of model memory
+--
+CREATE INDEX "MEMORY_RECENT_IX" ON "MEMORIES_MEMORY" ("TENANT_ID", "UPDATED_AT", "ID");
+--
+-- Raw Python operation
+--
+-- THIS OPERATION CANNOT BE WRITTEN AS SQL

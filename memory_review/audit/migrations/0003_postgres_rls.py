@@ -1,38 +1,14 @@
-"""PostgreSQL row-level security: the same isolation as Oracle's VPD (sql/oracle/020_vpd.sql).
-
-Every table that carries a tenant gets a policy keyed on the `app.tenant_id` setting, which the
-app sets per request and Celery task (memory_review.tenancy.db_context) and clears after. With no
-tenant set the predicate matches nothing. The table owner (who runs migrations, seed_demo and
-verify_audit) is exempt, as PostgreSQL exempts owners unless FORCE is used; production web and
-worker processes connect as a role that owns nothing. Other backends: nothing to do here.
-"""
+"""PostgreSQL row-level security on every tenant table (memory_review/tenancy/rls.py)."""
 
 from django.db import migrations
+
+from memory_review.tenancy import rls
 
 TABLES = [
     "memories_sourceevent", "memories_memory", "memories_memorylink", "memories_erasure",
     "assessments_policyversion", "assessments_assessment", "assessments_verdict",
     "assessments_promotioncandidate", "audit_transition", "audit_auditchain", "calibration_label",
 ]  # fmt: skip
-PREDICATE = "tenant_id = NULLIF(current_setting('app.tenant_id', true), '')::bigint"
-
-
-def enable(apps, schema_editor):
-    if schema_editor.connection.vendor != "postgresql":
-        return
-    for table in TABLES:
-        schema_editor.execute(f"ALTER TABLE {table} ENABLE ROW LEVEL SECURITY")
-        schema_editor.execute(
-            f"CREATE POLICY tenant_isolation ON {table} USING ({PREDICATE}) WITH CHECK ({PREDICATE})"
-        )
-
-
-def disable(apps, schema_editor):
-    if schema_editor.connection.vendor != "postgresql":
-        return
-    for table in TABLES:
-        schema_editor.execute(f"DROP POLICY IF EXISTS tenant_isolation ON {table}")
-        schema_editor.execute(f"ALTER TABLE {table} DISABLE ROW LEVEL SECURITY")
 
 
 class Migration(migrations.Migration):
@@ -43,4 +19,9 @@ class Migration(migrations.Migration):
         ("memories", "0001_initial"),
     ]
 
-    operations = [migrations.RunPython(enable, disable)]
+    operations = [
+        migrations.RunPython(
+            lambda apps, schema_editor: rls.enable(schema_editor, TABLES),
+            lambda apps, schema_editor: rls.disable(schema_editor, TABLES),
+        )
+    ]
