@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import NamedTuple
 
+import time_machine
 from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.db.models import Count
@@ -42,6 +43,7 @@ from memory_review.assessments.models import (
     PromotionCandidate,
     Verdict,
 )
+from memory_review.assessments.promotion import candidate_decide
 from memory_review.audit.models import Transition
 from memory_review.lifecycle import Actor, transition
 from memory_review.memories.models import (
@@ -133,16 +135,19 @@ class Judge:
 
 @dataclass(frozen=True)
 class Act:
-    """A person's decision, taken by the tenant's lead: freeze, unfreeze, approve, restore, forget."""
+    """A person's decision, hours after what led to it: freeze, unfreeze, approve, restore, forget.
+    Taken by the tenant's lead unless `by` names another demo user."""
 
     action: str
     memory: str
     reason: str
+    by: str | None = None
 
 
 @dataclass(frozen=True)
 class Propose:
-    """A promotion candidate waiting for a reviewer (shadow mode: the policy only records)."""
+    """A promotion candidate (shadow mode: the policy only records). With `decide` ("approve" or
+    "reject") and `because`, a reviewer decided it; otherwise it waits for one."""
 
     event: str
     kind: str
@@ -155,6 +160,9 @@ class Propose:
     user: str | None = None
     agent: str | None = None
     thread: str | None = None
+    decide: str | None = None
+    because: str | None = None
+    by_user: str | None = None  # who decided; the lead by default
 
 
 Step = Event | Remember | Link | Judge | Act | Propose
@@ -178,19 +186,26 @@ class TenantSeed:
 class DemoUser:
     username: str
     roles: Mapping[str, str]  # tenant slug -> role
+    first_name: str
+    last_name: str
     superuser: bool = False
 
 
 DEMO_PASSWORD = "demo"
 
 USERS = [
-    DemoUser("admin", {"acme": Role.ADMIN, "globex": Role.ADMIN}, superuser=True),
-    DemoUser("acme-lead", {"acme": Role.LEAD}),
-    DemoUser("acme-reviewer", {"acme": Role.REVIEWER}),
-    DemoUser("acme-auditor", {"acme": Role.AUDITOR}),
-    DemoUser("acme-labeler", {"acme": Role.LABELER}),
-    DemoUser("globex-lead", {"globex": Role.LEAD}),
+    DemoUser("admin", {"acme": Role.ADMIN, "globex": Role.ADMIN}, "Sam", "Okoro", superuser=True),
+    DemoUser("acme-lead", {"acme": Role.LEAD}, "Maria", "Chen"),
+    DemoUser("acme-reviewer", {"acme": Role.REVIEWER}, "Tomás", "Ortega"),
+    DemoUser("acme-auditor", {"acme": Role.AUDITOR}, "Priya", "Nair"),
+    DemoUser("acme-labeler", {"acme": Role.LABELER}, "Jonas", "Weber"),
+    DemoUser("globex-lead", {"globex": Role.LEAD}, "Ana", "Souza"),
 ]
+
+# Each tenant has proposed a shadow policy (a narrower review band) this many days ago; votes
+# since then carry its disposition beside the active one's.
+SHADOW_SINCE_DAYS = 30
+SHADOW_THRESHOLDS = {"confirm_min": 0.55, "contradict_max": 0.45, "margin": 0.03}
 
 SEEDED_BY = "system:seed_demo"
 MODEL_NAME = Assessment.SEEDED_MODEL  # not a model: the votes below are hand-written demo data
@@ -899,6 +914,119 @@ ACME_STORIES = [
                  by="agent:billing-assistant", user="cust-7710", agent="billing-assistant",
                  thread="em-7710-0988", confidence=0.93),
     ]),
+    Story("Proposed memories a reviewer decided", [
+        Event("a_ev_p_email", "chat", 26.5,
+              "Please stop calling me about orders, email is much better for me. I never pick "
+              "up unknown numbers.",
+              user="cust-6120", agent="support-bot", thread="ch-29001"),
+        Propose("a_ev_p_email", "preference", "order update channel",
+                "cust-6120 wants order updates by email, not by phone.",
+                by="agent:support-bot", user="cust-6120",
+                supported=0.96, scope_fits=0.94, conflict=0.03,
+                decide="approve", because="Explicit in the chat; email only from now on.",
+                by_user="acme-reviewer"),
+        Event("a_ev_p_dpd", "document", 25.0,
+              "Carrier matrix (rev 9): orders to Ireland ship with DPD Ireland from the Dublin "
+              "hub; transit 1-2 working days."),
+        Propose("a_ev_p_dpd", "config", "Ireland carrier",
+                "Orders to Ireland ship with DPD Ireland from the Dublin hub (1-2 working days).",
+                by="job:carrier-sync", supported=0.97, scope_fits=0.95, conflict=0.02,
+                decide="approve", because="Matches carrier matrix rev 9."),
+        Event("a_ev_p_beans", "chat", 21.3,
+              "I opened the coffee beans before noticing they were decaf, which I did not "
+              "order. Can I still send them back?",
+              user="cust-4410", agent="returns-agent", thread="ch-29512"),
+        Propose("a_ev_p_beans", "policy", "opened coffee beans",
+                "Opened coffee beans can be returned.",
+                by="agent:returns-agent", supported=0.92, scope_fits=0.91, conflict=0.08,
+                decide="reject",
+                because="One mis-shipped order, not a policy: opened food stays non-returnable. "
+                        "The vote missed that the scope should be this customer only.",
+                by_user="acme-reviewer"),
+        Event("a_ev_p_vip", "chat", 19.8,
+              "I've ordered from you for years, surely that makes me a VIP by now?",
+              user="cust-7002", agent="support-bot", thread="ch-29780"),
+        Propose("a_ev_p_vip", "fact", "customer tier",
+                "cust-7002 is a VIP customer.",
+                by="agent:support-bot", user="cust-7002",
+                supported=0.41, scope_fits=0.88, conflict=0.05,
+                decide="reject", because="A customer's claim about themselves is not the CRM tier."),
+        Event("a_ev_p_invoice", "email", 17.2,
+              "From now on please address all our invoices to Harlow Catering Ltd, 4 Mill Lane, "
+              "Harlow CM20 2QA. VAT GB 402 7716 21.",
+              user="cust-3188", thread="em-3188-0410"),
+        Propose("a_ev_p_invoice", "preference", "invoice addressee",
+                "Invoices for cust-3188 are addressed to Harlow Catering Ltd, 4 Mill Lane, Harlow "
+                "CM20 2QA (VAT GB 402 7716 21).",
+                by="agent:billing-assistant", user="cust-3188",
+                supported=0.86, scope_fits=0.95, conflict=0.02,
+                decide="approve",
+                because="The email says it in as many words; the vote was too cautious."),
+        Event("a_ev_p_refund300", "slack", 15.4,
+              "fyi for the weekend rush we're fine with agents refunding a bit more than usual "
+              "if it saves a call",
+              thread="slack-support-leads"),
+        Propose("a_ev_p_refund300", "policy", "weekend refund limit",
+                "Agents may refund up to €300 without approval.",
+                by="agent:support-bot", supported=0.34, scope_fits=0.52, conflict=0.71,
+                decide="reject",
+                because="Conflicts with the €150 limit in returns policy v7; a vague Slack "
+                        "message does not change policy."),
+        Event("a_ev_p_saturday", "crm", 12.6,
+              "CRM note: the Quayside Offices reception (12 Quay Street, unit B) now also takes "
+              "parcels on Saturdays 09:00-12:00.",
+              user="cust-5301"),
+        Propose("a_ev_p_saturday", "preference", "Saturday deliveries",
+                "cust-5301's reception accepts parcels on Saturdays 09:00-12:00.",
+                by="job:crm-sync", user="cust-5301",
+                supported=0.93, scope_fits=0.90, conflict=0.24,
+                decide="approve",
+                because="Different building from the Harbour View rule the vote saw as a "
+                        "conflict; the CRM note is clear."),
+        Event("a_ev_p_descale", "policy", 11.0,
+              "Promotion (until further notice): every Brevia Pro order ships with a free "
+              "descaling kit."),
+        Propose("a_ev_p_descale", "policy", "Brevia Pro descaling kit",
+                "Every Brevia Pro order ships with a free descaling kit until further notice.",
+                by="job:policy-sync", supported=0.98, scope_fits=0.97, conflict=0.01,
+                decide="approve", because="Published promotion."),
+        Event("a_ev_p_dispute", "ticket", 9.7,
+              "Ticket #90114: customer opened a second dispute this quarter (order A-119020).",
+              user="cust-2290", thread="tk-90114"),
+        Propose("a_ev_p_dispute", "fact", "dispute pattern",
+                "cust-2290 disputes every order.",
+                by="agent:billing-assistant", user="cust-2290",
+                supported=0.22, scope_fits=0.81, conflict=0.09,
+                decide="reject", because="Two disputes are not every order; the claim overreaches.",
+                by_user="acme-reviewer"),
+        Event("a_ev_p_lang", "chat", 7.4,
+              "Können wir bitte auf Deutsch weitermachen? Mein Englisch ist nicht so gut.",
+              user="cust-8802", agent="support-bot", thread="ch-30655"),
+        Propose("a_ev_p_lang", "preference", "conversation language",
+                "cust-8802 prefers support in German.",
+                by="agent:support-bot", user="cust-8802",
+                supported=0.97, scope_fits=0.96, conflict=0.02,
+                decide="approve", because="Asked in German, for German."),
+        Event("a_ev_p_bundle", "slack", 5.1,
+              "Marketing: the Black Friday bundle (grinder + scale) is only for orders placed "
+              "on the website, not by phone.",
+              thread="slack-marketing"),
+        Propose("a_ev_p_bundle", "policy", "Black Friday bundle",
+                "The Black Friday grinder-and-scale bundle applies to every order.",
+                by="agent:support-bot", supported=0.58, scope_fits=0.62, conflict=0.07,
+                decide="reject", because="The source limits it to website orders."),
+        Event("a_ev_p_locker", "tool", 3.2,
+              "lockers.list(postcode='SE1 9SG') -> [{id: 'LK-220', name: 'Borough Market "
+              "InPost', open: '24/7'}]",
+              user="cust-9114", agent="support-bot", run="run-a8812"),
+        Propose("a_ev_p_locker", "preference", "parcel locker",
+                "cust-9114 collects parcels from the Borough Market InPost locker (LK-220).",
+                by="agent:support-bot", user="cust-9114",
+                supported=0.91, scope_fits=0.92, conflict=0.04,
+                decide="reject",
+                because="The tool listed lockers near the postcode; the customer never chose "
+                        "one. Promote only after they do."),
+    ]),
 ]
 
 # --------------------------------------------------------------------------------------------
@@ -1543,6 +1671,57 @@ GLOBEX_STORIES = [
                  "bookings.",
                  by="agent:ops-copilot", user="acct-5520", confidence=0.97),
     ]),
+    Story("Proposed memories a reviewer decided", [
+        Event("g_ev_p_dock", "email", 24.0,
+              "Hallstatt Foods: our new cold-store dock at Linz takes reefers Monday to "
+              "Saturday, 05:00-13:00.",
+              user="acct-3310", thread="em-hf-0501"),
+        Propose("g_ev_p_dock", "preference", "Linz cold-store hours",
+                "Hallstatt Foods' Linz cold-store dock takes reefers Mon-Sat 05:00-13:00.",
+                by="agent:ops-copilot", user="acct-3310",
+                supported=0.95, scope_fits=0.93, conflict=0.04,
+                decide="approve", because="Stated by the consignee."),
+        Event("g_ev_p_fuel", "document", 20.5,
+              "Fuel surcharge table Q4: 18.5% on linehaul, recalculated monthly."),
+        Propose("g_ev_p_fuel", "config", "fuel surcharge",
+                "The fuel surcharge is 18.5% on linehaul.",
+                by="job:tariff-import", supported=0.94, scope_fits=0.92, conflict=0.06,
+                decide="reject",
+                because="Recalculated monthly: this belongs in the tariff feed with a TTL, not "
+                        "as a durable memory."),
+        Event("g_ev_p_adr", "chat", 16.8,
+              "Driver says he has ADR now, can we send him on the chemical runs?",
+              agent="dispatch-agent", thread="ch-disp-4410"),
+        Propose("g_ev_p_adr", "fact", "driver ADR certificate",
+                "Driver D-117 holds an ADR certificate.",
+                by="agent:dispatch-agent", agent="dispatch-agent",
+                supported=0.44, scope_fits=0.90, conflict=0.08,
+                decide="reject", because="Hearsay; ADR needs the certificate on file."),
+        Event("g_ev_p_portal", "email", 13.1,
+              "Kessler QA: please upload delivery notes to our supplier portal instead of "
+              "emailing them.",
+              user="acct-5520", thread="em-ks-0511"),
+        Propose("g_ev_p_portal", "preference", "Kessler delivery notes",
+                "Kessler wants delivery notes uploaded to its supplier portal, not emailed.",
+                by="agent:ops-copilot", user="acct-5520",
+                supported=0.88, scope_fits=0.94, conflict=0.03,
+                decide="approve", because="Clear request from Kessler QA."),
+        Event("g_ev_p_ferry", "slack", 8.9,
+              "ops: P&O Rotterdam-Hull is running again on the normal schedule",
+              thread="slack-ops"),
+        Propose("g_ev_p_ferry", "config", "Rotterdam-Hull ferry",
+                "P&O Rotterdam-Hull runs on its normal schedule.",
+                by="agent:ops-copilot", supported=0.93, scope_fits=0.91, conflict=0.05,
+                decide="approve", because="Confirmed against the P&O status page."),
+        Event("g_ev_p_weekend", "chat", 4.4,
+              "Can the Munich depot take a drop on Sunday? Just this once.",
+              user="acct-7781", thread="ch-mu-0913"),
+        Propose("g_ev_p_weekend", "preference", "Munich Sunday drops",
+                "The Munich depot accepts Sunday drops.",
+                by="agent:ops-copilot", user="acct-7781",
+                supported=0.31, scope_fits=0.55, conflict=0.42,
+                decide="reject", because="A one-off request, and the depot is closed on Sundays."),
+    ]),
 ]
 
 TENANTS = [
@@ -1619,7 +1798,7 @@ def seed_demo(*, tenant_slugs: Iterable[str] | None = None) -> SeedReport:
             tenant = Tenant.objects.select_for_update().get(pk=tenants[spec.slug].pk)
             seeded = not SourceEvent.objects.for_tenant(tenant).exists()
             if seeded:
-                _TenantSeeder(tenant, spec, lead=users[spec.lead]).run()
+                _TenantSeeder(tenant, spec, users=users).run()
         report.tenants.append(_tenant_report(tenant, seeded=seeded))
     return report
 
@@ -1630,7 +1809,12 @@ def _ensure_users(report: SeedReport) -> dict:
     for demo in USERS:
         user, created = User.objects.get_or_create(
             username=demo.username,
-            defaults={"is_staff": demo.superuser, "is_superuser": demo.superuser},
+            defaults={
+                "is_staff": demo.superuser,
+                "is_superuser": demo.superuser,
+                "first_name": demo.first_name,
+                "last_name": demo.last_name,
+            },
         )
         if created:
             # Only on creation: a second run must not reset a password someone changed.
@@ -1662,11 +1846,13 @@ def _ensure_memberships(users: dict, tenants: dict[str, Tenant], report: SeedRep
 class _TenantSeeder:
     """Plays one tenant's stories, step by step, through the product's services."""
 
-    def __init__(self, tenant: Tenant, spec: TenantSeed, *, lead) -> None:
+    def __init__(self, tenant: Tenant, spec: TenantSeed, *, users: dict) -> None:
         self.tenant = tenant
         self.spec = spec
-        self.lead = Actor.user(lead)
+        self.users = users
+        self.lead = Actor.user(users[spec.lead])
         self.now = timezone.now()
+        self.shadow: PolicyVersion | None = None
         self.events: dict[str, SourceEvent] = {}
         self.memories: dict[str, int] = {}  # key -> pk; rows are re-read before each change
         self.policy_version = PolicyVersion.objects.create(
@@ -1688,8 +1874,11 @@ class _TenantSeeder:
             Act: self._act,
             Propose: self._propose,
         }
-        for story in self.spec.stories:
-            for step in story.steps:
+        # Each step runs at the time it happened, so every created_at, every audit row and the
+        # queue's ages read like real history rather than the minute the seed ran.
+        for at, step in timeline(self.spec.stories, now=self.now):
+            self.at = at
+            with time_machine.travel(at, tick=True):
                 handlers[type(step)](step)
         self._ttl_sweep()
 
@@ -1759,6 +1948,7 @@ class _TenantSeeder:
                 raise ValueError(f"{self.spec.slug}: {key} is {memory.status}; only live ones are judged")
             votes = {**four._asdict(), "hypothetical": step.hypothetical, "directive": step.directive}
             disposition = policy.decide(votes, source=event.source, policy=self.thresholds)
+            shadow = self._shadow()
             verdict = Verdict.objects.create(
                 tenant=self.tenant,
                 assessment=assessment,
@@ -1767,6 +1957,12 @@ class _TenantSeeder:
                 row_version=memory.row_version,
                 disposition=disposition,
                 proposed_status=policy.PROPOSED_STATUS.get(disposition),
+                shadow_policy=shadow,
+                shadow_disposition=policy.decide(
+                    votes, source=event.source, policy=policy.Thresholds.from_data(shadow.thresholds)
+                )
+                if shadow
+                else None,
                 **votes,
             )
             verdicts.append((key, verdict))
@@ -1788,13 +1984,14 @@ class _TenantSeeder:
         if step.action not in HUMAN_ACTIONS:
             raise ValueError(f"{self.spec.slug}: unknown human action {step.action!r}")
         memory = self._memory(step.memory)
+        actor = Actor.user(self.users[step.by]) if step.by else self.lead
         if step.action == "forget":
-            memory_forget(memory=memory, actor=self.lead, reason=step.reason, seen_version=memory.row_version)
+            memory_forget(memory=memory, actor=actor, reason=step.reason, seen_version=memory.row_version)
         else:
             transition(
                 obj=memory,
                 action=step.action,
-                actor=self.lead,
+                actor=actor,
                 reason=step.reason,
                 seen_version=memory.row_version,
             )
@@ -1812,7 +2009,7 @@ class _TenantSeeder:
             finished_at=timezone.now(),
             **_usage(memories=1, text=event.text + step.claim),
         )
-        PromotionCandidate.objects.create(
+        candidate = PromotionCandidate.objects.create(
             tenant=self.tenant,
             kind=step.kind,
             subject=step.subject,
@@ -1828,15 +2025,37 @@ class _TenantSeeder:
             policy_decision=policy.decide_promotion(votes, policy=self.thresholds),
             **votes,
         )
+        if step.decide:
+            candidate_decide(
+                candidate=candidate,
+                action=step.decide,
+                actor=Actor.user(self.users[step.by_user]) if step.by_user else self.lead,
+                reason=step.because or f"{step.decide}d in review",
+                seen_version=candidate.row_version,
+            )
+
+    def _shadow(self) -> PolicyVersion | None:
+        """The shadow policy, proposed SHADOW_SINCE_DAYS ago: none before then."""
+        if self.shadow is None and self.at >= self.now - timedelta(days=SHADOW_SINCE_DAYS):
+            self.shadow = PolicyVersion.objects.create(
+                tenant=self.tenant,
+                number=2,
+                mode=PolicyVersion.Mode.SHADOW,
+                thresholds={**policy.DEFAULTS.to_data(), **SHADOW_THRESHOLDS},
+                note="A narrower review band (0.45-0.55, margin 0.03), proposed to send fewer "
+                "memories to review; shadow mode until the labels say whether it kills more",
+                created_by=SEEDED_BY,
+            )
+        return self.shadow
 
     def _ttl_sweep(self) -> None:
         """What the hard-TTL sweep job would do now: expire active memories past valid_until.
 
-        Frozen memories stay pinned even past their TTL (DESIGN §3), so only `active` ones move.
+        Frozen memories stay pinned even past their TTL (DESIGN §3): active and in-review ones move.
         """
         due = (
             Memory.objects.for_tenant(self.tenant)
-            .filter(status=MemoryStatus.ACTIVE, valid_until__lte=self.now)
+            .filter(status__in=[MemoryStatus.ACTIVE, MemoryStatus.NEEDS_REVIEW], valid_until__lte=self.now)
             .order_by("valid_until", "pk")
         )
         sweeper = Actor.system("ttl-sweep")
@@ -1867,7 +2086,49 @@ class _TenantSeeder:
         fields = {"last_checked_at": timezone.now()}
         if disposition in policy.BEARING:
             fields["p_true"] = still_true
+            fields["threshold_gap"] = self.thresholds.gap(still_true)
         Memory.objects.filter(pk=memory.pk).update(**fields)
+
+
+def timeline(stories: list[Story], *, now) -> list[tuple]:
+    """Every step of every story with the time it happened, in time order. An event happened
+    `days_ago`; what follows from it comes minutes later (a memory, a judgment, a proposal) and
+    after everything it refers to; a person acts hours after the memory last moved. Ties keep
+    the stories' own order, which already puts every step after what it refers to."""
+    made: dict[str, object] = {}  # event or memory key -> when it was created or last touched
+    latest = now - timedelta(minutes=1)
+    steps = []
+    for story_index, story in enumerate(stories):
+        for step_index, step in enumerate(story.steps):
+            if isinstance(step, Event):
+                at = now - timedelta(days=step.days_ago)
+            elif isinstance(step, Remember):
+                at = max(made[step.event], made.get(step.supersedes, made[step.event])) + timedelta(minutes=4)
+            elif isinstance(step, Link):
+                at = max(made[step.src], made[step.dst]) + timedelta(minutes=1)
+            elif isinstance(step, Judge):
+                at = max([made[step.event], *(made[key] for key in step.votes)]) + timedelta(minutes=2)
+            elif isinstance(step, Act):
+                at = made[step.memory] + timedelta(hours=2 + (story_index + step_index) % 7)
+            else:
+                at = made[step.event] + timedelta(minutes=6)
+            at = min(at, latest)
+            for key in _keys_made(step):
+                made[key] = at
+            steps.append((at, story_index, step_index, step))
+    steps.sort(key=lambda item: item[:3])
+    return [(at, step) for at, _, _, step in steps]
+
+
+def _keys_made(step: Step) -> list[str]:
+    """The keys whose latest time this step sets: what it creates and what it moves."""
+    if isinstance(step, Event | Remember):
+        return [step.key, *([step.supersedes] if isinstance(step, Remember) and step.supersedes else [])]
+    if isinstance(step, Judge):
+        return [*step.votes, *step.successors.values()]
+    if isinstance(step, Act):
+        return [step.memory]
+    return []
 
 
 def _usage(*, memories: int, text: str) -> dict:
