@@ -131,6 +131,12 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
+# plotly.js comes from the plotly package itself (no CDN): static/plotly/plotly.min.js.
+STATICFILES_FINDERS = [
+    "django.contrib.staticfiles.finders.FileSystemFinder",
+    "django.contrib.staticfiles.finders.AppDirectoriesFinder",
+    "memory_review.review.static_finders.PlotlyFinder",
+]
 STATIC_ROOT = VAR_DIR / "staticfiles"
 
 LOGGING = {
@@ -191,3 +197,7 @@ JEV_STATE_TOKENS = env_int("JEV_STATE_TOKENS", 32_000)
 
 # The agents' API.
 API_MAX_TEXT_CHARS = env_int("API_MAX_TEXT_CHARS", 20_000)
+
+# The review workspace.
+REVIEW_CLAIM_MINUTES = env_int("REVIEW_CLAIM_MINUTES", 15)  # a claim lapses unless its page renews it
+REVIEW_BULK_MAX = env_int("REVIEW_BULK_MAX", 500)  # the most memories one bulk action moves

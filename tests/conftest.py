@@ -34,6 +34,16 @@ def auditor(acme):
 
 
 @pytest.fixture
+def reviewer(acme):
+    return make_user("acme-reviewer", acme, Role.REVIEWER)
+
+
+@pytest.fixture
+def labeler(acme):
+    return make_user("acme-labeler", acme, Role.LABELER)
+
+
+@pytest.fixture
 def globex_lead(globex):
     return make_user("globex-lead", globex, Role.LEAD)
 

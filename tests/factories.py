@@ -20,15 +20,25 @@ def make_user(username: str, tenant: Tenant | None = None, role: str | None = No
 _counter = iter(range(1, 10**9))
 
 
-def make_memory(tenant: Tenant, *, subject: str | None = None, content: str | None = None, **scope) -> Memory:
+def make_memory(
+    tenant: Tenant,
+    *,
+    subject: str | None = None,
+    content: str | None = None,
+    kind: str = "fact",
+    source: str = "chat",
+    valid_until=None,
+    **scope,
+) -> Memory:
     n = next(_counter)
-    event = event_record(tenant=tenant, source="chat", text=f"Customer said thing number {n}.", **scope)
+    event = event_record(tenant=tenant, source=source, text=f"Customer said thing number {n}.", **scope)
     return memory_write(
         event=event,
-        kind="fact",
+        kind=kind,
         subject=subject or f"subject-{n}",
         content=content or f"Fact number {n} about the customer.",
         written_by="agent:support-bot",
+        valid_until=valid_until,
         **scope,
     )
 
@@ -86,3 +96,56 @@ def make_jev(url: str, **overrides) -> Jev:
     )
     options.update(overrides)
     return Jev(**options)
+
+
+def judged(memory: Memory, policy, *, disposition: str = "uncertain", still_true: float = 0.5, **votes):
+    """A verdict on `memory` from a fresh event in its scope, as an assessment records it."""
+    from memory_review.assessments.models import Assessment, Verdict
+
+    event = event_record(
+        tenant=memory.tenant, source=votes.pop("source", "chat"), text=f"Evidence about {memory.subject}."
+    )
+    assessment = Assessment.objects.create(
+        tenant=memory.tenant,
+        purpose="invalidation",
+        event=event,
+        policy=policy,
+        question_set_version="test",
+        state="done",
+        model_name="jev-1.13.0",
+    )
+    values = dict(bears=0.9, replaces=0.1, partial=0.1, hypothetical=0.02, directive=0.02)
+    values.update(votes)
+    return Verdict.objects.create(
+        tenant=memory.tenant,
+        assessment=assessment,
+        memory=memory,
+        event=event,
+        row_version=memory.row_version,
+        disposition=disposition,
+        still_true=still_true,
+        **values,
+    )
+
+
+def flagged(
+    tenant: Tenant, policy, *, still_true: float = 0.5, disposition: str = "uncertain", **fields
+) -> Memory:
+    """A memory the policy sent to review on a vote, as the pipeline does (p_true and its gap to
+    the review band recorded, then the flag with its verdict)."""
+    from memory_review.assessments.policy import Thresholds
+
+    memory = make_memory(tenant, **fields)
+    verdict = judged(memory, policy, disposition=disposition, still_true=still_true)
+    gap = Thresholds.from_data(policy.thresholds).gap(still_true)
+    Memory.objects.filter(pk=memory.pk).update(p_true=still_true, threshold_gap=gap)
+    transition(
+        obj=memory,
+        action="flag",
+        actor=Actor.policy(policy.label),
+        reason=f"{disposition} by policy:{policy.label}: still_true {still_true:.2f}",
+        seen_version=memory.row_version,
+        verdict=verdict,
+    )
+    memory.refresh_from_db()
+    return memory

@@ -43,7 +43,7 @@ def test_the_demo_lead_logs_in_and_sees_the_review_queue(client):
     response = client.get("/t/acme/review/")
 
     assert response.status_code == 200
-    queue = list(response.context["memories"])
+    queue = response.context["listing"].rows
     assert len(queue) >= 12
     assert all(memory.tenant.slug == "acme" for memory in queue)
     assert queue[0].content in response.content.decode()

@@ -94,20 +94,6 @@ def test_the_tenant_home_counts_memories_per_status(client, acme, lead, both_ten
 
 
 @pytest.mark.django_db
-def test_the_review_list_shows_this_tenants_needs_review_memories_only(
-    client, acme, globex, lead, both_tenants_have_data
-):
-    client.force_login(lead)
-    response = client.get("/t/acme/review/")
-    assert response.status_code == 200
-    shown = list(response.context["memories"])
-    assert [m.tenant_id for m in shown] == [acme.pk]
-    assert shown[0].content in response.content.decode()
-    globex_flagged = Memory.objects.for_tenant(globex).needs_review().get()
-    assert globex_flagged.content not in response.content.decode()
-
-
-@pytest.mark.django_db
 @pytest.mark.parametrize("path", ["/t/globex/", "/t/globex/review/", "/t/nowhere/"])
 def test_a_non_member_gets_a_404(client, lead, globex, path):
     client.force_login(lead)
@@ -137,25 +123,3 @@ def test_every_page_says_when_votes_come_from_the_offline_stand_in(client, acme,
     assert "offline Jev stand-in" in client.get("/t/acme/review/").content.decode()
     settings.TYPESAFE_API_KEY = "a-real-key"
     assert "offline Jev stand-in" not in client.get("/t/acme/review/").content.decode()
-
-
-@pytest.mark.django_db
-def test_the_review_list_says_why_each_memory_is_there(client, acme, lead, both_tenants_have_data):
-    client.force_login(lead)
-    [flagged] = client.get("/t/acme/review/").context["memories"]
-    assert (flagged.flag_reason, flagged.flag_actor) == ("uncertain", "policy:v1")
-
-
-@pytest.mark.django_db
-def test_a_long_review_queue_is_paged(client, acme, lead):
-    for _ in range(52):
-        memory = make_memory(acme)
-        transition(obj=memory, action="flag", actor=Actor.policy("v1"), reason="uncertain", seen_version=1)
-    client.force_login(lead)
-
-    first = client.get("/t/acme/review/")
-    second = client.get("/t/acme/review/?page=2")
-
-    assert len(first.context["memories"]) == 50
-    assert len(second.context["memories"]) == 2
-    assert '<span class="muted">(52)</span>' in first.content.decode()

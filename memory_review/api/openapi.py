@@ -44,7 +44,8 @@ def schema() -> dict:
         "security": [{"bearer": []}],
         "paths": {
             "/api/v1/t/{slug}/events": _post(
-                "Record an event and queue its invalidation assessment (202 with the assessment id).",
+                "Record an event and queue its invalidation assessment (202 with the assessment id, its API "
+                "URL and the URL of its page for people).",
                 "EventIn",
                 "202",
             ),

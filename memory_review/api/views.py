@@ -7,6 +7,7 @@ from functools import wraps
 from django.db import transaction
 from django.http import Http404, HttpRequest, JsonResponse
 from django.shortcuts import get_object_or_404
+from django.urls import reverse
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_POST
 from pydantic import BaseModel, ValidationError
@@ -103,6 +104,7 @@ def events(request: HttpRequest, tenant):
             "assessment_id": assessment.pk,
             "state": assessment.state,
             "assessment_url": f"/api/v1/t/{tenant.slug}/assessments/{assessment.pk}",
+            "page_url": reverse("assessment-detail", args=[tenant.slug, assessment.pk]),
         },
         status=202,
     )

@@ -6,7 +6,7 @@ from django.shortcuts import get_object_or_404
 
 from memory_review.tenancy.models import Tenant
 
-from .models import Assessment, Verdict
+from .models import Assessment, PromotionCandidate, Verdict
 
 
 def _verdict_count(**conditions) -> Subquery:
@@ -22,12 +22,12 @@ def _verdict_count(**conditions) -> Subquery:
     return Coalesce(Subquery(counted), 0)
 
 
-def recent_assessments(tenant: Tenant, limit: int = 50):
+def assessments_of(tenant: Tenant):
+    """The tenant's assessments with their verdict counts (counted for the rows read only)."""
     return (
         Assessment.objects.for_tenant(tenant)
         .select_related("event", "policy")
         .annotate(n_verdicts=_verdict_count(), n_applied=_verdict_count(applied=True))
-        .order_by("-pk")[:limit]
     )
 
 
@@ -44,3 +44,10 @@ def verdicts_of(assessment: Assessment):
         .prefetch_related("transitions")
         .order_by(F("bears").desc(nulls_last=True), "pk")
     )
+
+
+def candidate_of(assessment: Assessment) -> PromotionCandidate | None:
+    """A promotion assessment's candidate (an invalidation has none)."""
+    if assessment.purpose != Assessment.Purpose.PROMOTION:
+        return None
+    return PromotionCandidate.objects.filter(assessment=assessment).select_related("source_event").first()

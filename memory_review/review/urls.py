@@ -1,11 +1,31 @@
 from django.urls import path
 
-from . import views
+from .views import assessments, home, memory, promotions, queue
 
 urlpatterns = [
-    path("", views.home, name="home"),
-    path("t/<slug:slug>/", views.tenant_home, name="tenant-home"),
-    path("t/<slug:slug>/review/", views.review_queue, name="review-queue"),
-    path("t/<slug:slug>/assessments/", views.assessment_list, name="assessment-list"),
-    path("t/<slug:slug>/assessments/<int:pk>/", views.assessment_detail, name="assessment-detail"),
+    path("", home.home, name="home"),
+    path("t/<slug:slug>/", home.tenant_home, name="tenant-home"),
+    # The queue and the lists
+    path("t/<slug:slug>/review/", queue.review_queue, name="review-queue"),
+    path("t/<slug:slug>/review/changes/", queue.queue_changes, name="review-changes"),
+    path("t/<slug:slug>/memories/", queue.memory_list, name="memory-list"),
+    path("t/<slug:slug>/bulk/", queue.bulk_preview, name="bulk-preview"),
+    path("t/<slug:slug>/bulk/apply/", queue.bulk_apply, name="bulk-apply"),
+    # One memory
+    path("t/<slug:slug>/memories/<int:pk>/", memory.memory_detail, name="memory-detail"),
+    path("t/<slug:slug>/memories/<int:pk>/chart.json", memory.memory_chart, name="memory-chart"),
+    path("t/<slug:slug>/memories/<int:pk>/act/", memory.memory_act, name="memory-act"),
+    path("t/<slug:slug>/memories/<int:pk>/rewrite/", memory.memory_rewrite_view, name="memory-rewrite"),
+    path("t/<slug:slug>/memories/<int:pk>/claim/", memory.claim_take, name="claim-take"),
+    path("t/<slug:slug>/memories/<int:pk>/claim/renew/", memory.claim_renew, name="claim-renew"),
+    path("t/<slug:slug>/memories/<int:pk>/claim/release/", memory.claim_release, name="claim-release"),
+    path("t/<slug:slug>/memories/<int:pk>/claim/reassign/", memory.claim_reassign, name="claim-reassign"),
+    # Promotions
+    path("t/<slug:slug>/promotions/", promotions.promotion_list, name="promotion-list"),
+    path("t/<slug:slug>/promotions/disagreements/", promotions.disagreement_list, name="disagreements"),
+    path("t/<slug:slug>/promotions/<int:pk>/", promotions.promotion_detail, name="promotion-detail"),
+    path("t/<slug:slug>/promotions/<int:pk>/decide/", promotions.promotion_decide, name="promotion-decide"),
+    # Assessments
+    path("t/<slug:slug>/assessments/", assessments.assessment_list, name="assessment-list"),
+    path("t/<slug:slug>/assessments/<int:pk>/", assessments.assessment_detail, name="assessment-detail"),
 ]

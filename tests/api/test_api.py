@@ -45,6 +45,7 @@ def test_posting_an_event_answers_202_with_a_queued_assessment(client, token, ac
         "invalidation",
     )
     assert SourceEvent.objects.get(pk=body["event_id"]).user_id == "cust-1"
+    assert body["page_url"] == f"/t/acme/assessments/{assessment.pk}/"  # where a person watches it
 
 
 def test_the_assessment_can_be_read_back_with_its_counts_and_cost(client, token, acme):

@@ -27,7 +27,7 @@ def test_the_list_shows_each_assessment_with_its_cost_and_what_moved(client, lea
     assert LYON[:60] in page
     assert f"${judged.cost_usd:.6f}" in page
     assert "offline stand-in" in page
-    [row] = client.get("/t/acme/assessments/").context["assessments"]
+    [row] = client.get("/t/acme/assessments/").context["listing"].rows
     assert (row.n_verdicts, row.n_applied) == (2, 1)
 
 
@@ -62,3 +62,55 @@ def test_another_tenants_assessment_is_a_404(client, globex_lead, judged):
     client.force_login(globex_lead)
     assert client.get(f"/t/acme/assessments/{judged.pk}/").status_code == 404
     assert client.get(f"/t/globex/assessments/{judged.pk}/").status_code == 404
+
+
+def test_the_detail_shows_all_six_votes_and_the_model(client, lead, judged):
+    client.force_login(lead)
+
+    page = client.get(f"/t/acme/assessments/{judged.pk}/").content.decode()
+
+    assert "hypo&shy;thetical" in page and "directive" in page
+    assert "(model jev-1.13.0)" in page
+    superseding = judged.verdicts.get(disposition="superseded")
+    row = page[page.index(f'id="verdict-{superseding.pk}"') :]
+    for vote in (superseding.hypothetical, superseding.directive):
+        assert f">{vote:.2f}<" in row[: row.index("</tr>")]
+
+
+@pytest.fixture
+def wide(acme, policy, jev):
+    """An event in the scope of 60 memories, one of which it supersedes."""
+    make_memory(acme, subject="delivery-address", content="Deliveries go to the Paris office.")
+    for i in range(59):
+        make_memory(acme, subject=f"unrelated-{i}", content=f"The break room has {i} chairs.")
+    event = event_record(tenant=acme, source="email", text=LYON)
+    return run_invalidation(observe_event(event=event, enqueue=lambda a: None).pk, jev=jev)
+
+
+def test_many_unrelated_verdicts_are_hidden_by_default_and_can_be_shown_a_page_at_a_time(client, lead, wide):
+    client.force_login(lead)
+
+    hidden = client.get(f"/t/acme/assessments/{wide.pk}/")
+    shown = client.get(f"/t/acme/assessments/{wide.pk}/?unrelated=show")
+    second = client.get(f"/t/acme/assessments/{wide.pk}/?unrelated=show&page=2")
+
+    assert [v.memory.subject for v in hidden.context["verdicts"]] == ["delivery-address"]
+    assert "60 verdicts. Unrelated ones are hidden." in hidden.content.decode()
+    assert len(shown.context["verdicts"]) == 50 and len(second.context["verdicts"]) == 10
+    assert "page 1 of 2" in shown.content.decode()
+
+
+def test_the_list_is_paged(client, acme, lead, policy):
+    for i in range(55):
+        observe_event(
+            event=event_record(tenant=acme, source="chat", text=f"Event {i}."), enqueue=lambda a: None
+        )
+    client.force_login(lead)
+
+    first = client.get("/t/acme/assessments/")
+    cursor = first.context["listing"].next_cursor
+    older = client.get(f"/t/acme/assessments/?after={cursor}")
+
+    assert len(first.context["listing"].rows) == 50 and len(older.context["listing"].rows) == 5
+    assert "Event 54." in first.content.decode() and "Event 0." in older.content.decode()
+    assert f'href="?after={cursor}"' in first.content.decode()

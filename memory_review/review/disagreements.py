@@ -1,0 +1,63 @@
+"""Where the shadow policy and people (or the active policy) decided differently: the evidence
+for calibrating the policy (DESIGN §4, §5)."""
+
+from dataclasses import dataclass
+
+from django.db.models import Count, F, QuerySet
+
+from memory_review.assessments.models import Disposition, PolicyVersion, PromotionCandidate, Verdict
+from memory_review.calibration.agreement import Agreement, from_counts
+from memory_review.tenancy.models import Tenant
+
+DECISIONS = [choice for choice, _ in PromotionCandidate.Decision.choices]
+DISPOSITIONS = [choice for choice, _ in Disposition.choices]
+
+
+@dataclass
+class PromotionAgreement:
+    matrix: Agreement  # every decided candidate: the policy's decision against the reviewer's
+    decided: Agreement  # only where the policy decided (promote or reject): rate and kappa
+    cases: QuerySet  # the disagreements, newest first
+
+    @property
+    def left_for_review(self) -> int:
+        return self.matrix.n - self.decided.n
+
+
+def promotion_agreement(tenant: Tenant) -> PromotionAgreement:
+    decided = PromotionCandidate.objects.for_tenant(tenant).filter(
+        reviewer_decision__isnull=False, policy_decision__isnull=False
+    )
+    counts = {
+        (row["policy_decision"], row["reviewer_decision"]): row["n"]
+        for row in decided.values("policy_decision", "reviewer_decision").annotate(n=Count("id")).order_by()
+    }
+    # "review" is the policy leaving it to a person, not a decision to agree or disagree with.
+    both_decided = {pair: n for pair, n in counts.items() if pair[0] != PromotionCandidate.Decision.REVIEW}
+    return PromotionAgreement(
+        matrix=from_counts(counts, order=DECISIONS),
+        decided=from_counts(both_decided, order=DECISIONS),
+        cases=decided.filter(disagreement=True).select_related("source_event").order_by("-updated_at", "-id"),
+    )
+
+
+@dataclass
+class ShadowAgreement:
+    shadow: PolicyVersion | None
+    matrix: Agreement  # the active policy's disposition against the shadow's, per verdict
+    cases: QuerySet  # verdicts where they differ, newest first
+
+
+def shadow_agreement(tenant: Tenant) -> ShadowAgreement:
+    judged = Verdict.objects.for_tenant(tenant).filter(shadow_disposition__isnull=False)
+    counts = {
+        (row["disposition"], row["shadow_disposition"]): row["n"]
+        for row in judged.values("disposition", "shadow_disposition").annotate(n=Count("id")).order_by()
+    }
+    return ShadowAgreement(
+        shadow=PolicyVersion.objects.for_tenant(tenant).shadow(),
+        matrix=from_counts(counts, order=DISPOSITIONS),
+        cases=judged.exclude(shadow_disposition=F("disposition"))
+        .select_related("memory", "event", "shadow_policy", "assessment__policy")
+        .order_by("-id"),
+    )

@@ -1,0 +1,280 @@
+"""The list machinery shared by the review queue and the list of all memories: filters, keyset
+pages, and what each shown row needs (its last move and who holds it), read for those rows only.
+
+Every list query is `Memory.objects.for_tenant(...)`, filtered, then ordered by an index that
+ends in the order's columns (memories/models.py), so the first and the hundredth page cost
+the same and the queries per page do not grow with the data.
+"""
+
+from dataclasses import dataclass
+from datetime import timedelta
+
+from django import forms
+from django.db.models import Exists, OuterRef, QuerySet
+from django.utils import timezone
+
+from memory_review.assessments.models import Disposition
+from memory_review.audit.models import Transition
+from memory_review.memories.models import Memory, MemoryStatus, SourceEvent
+from memory_review.tenancy.models import Tenant
+
+from .models import Claim
+from .names import actor_names, display_name
+from .paging import Page, keyset_page
+
+PAGE_SIZE = 50
+
+QUEUE_ORDERS = {
+    "risk": ("threshold_gap", "flagged_at", "id"),
+    "oldest": ("flagged_at", "id"),
+    "newest": ("-flagged_at", "-id"),
+}
+LIST_ORDERS = {
+    "recent": ("-updated_at", "-id"),
+    "oldest": ("updated_at", "id"),
+}
+AGES = {"1h": timedelta(hours=1), "1d": timedelta(days=1), "7d": timedelta(days=7)}
+AGE_CHOICES = [
+    ("", "Any time"),
+    ("1h", "In the last hour"),
+    ("1d", "In the last day"),
+    ("7d", "In the last week"),
+    ("older", "More than a week ago"),
+]
+
+# What the queue's rows read: the memory's own columns and its source's channel, not its text.
+ROW_FIELDS = (
+    "id",
+    "tenant_id",
+    "kind",
+    "subject",
+    "content",
+    "user_id",
+    "agent_id",
+    "thread_id",
+    "status",
+    "p_true",
+    "threshold_gap",
+    "flagged_at",
+    "flagged_for",
+    "row_version",
+    "updated_at",
+    "valid_until",
+    "deleted_at",
+    "source_event__id",
+    "source_event__source",
+)
+
+
+class _Filters(forms.Form):
+    q = forms.CharField(required=False, max_length=200, label="Subject contains")
+    kind = forms.ChoiceField(required=False, choices=[("", "Any kind"), *Memory.Kind.choices])
+    source = forms.ChoiceField(
+        required=False, label="Source channel", choices=[("", "Any channel"), *SourceEvent.Source.choices]
+    )
+
+    time_column = "updated_at"
+
+    def filter(self, memories: QuerySet, *, user, now) -> QuerySet:
+        data = self.cleaned_data
+        if data.get("q"):
+            memories = memories.filter(subject__icontains=data["q"])
+        if data.get("kind"):
+            memories = memories.filter(kind=data["kind"])
+        if data.get("source"):
+            memories = memories.filter(source_event__source=data["source"])
+        age = data.get("age")
+        if age in AGES:
+            memories = memories.filter(**{f"{self.time_column}__gte": now - AGES[age]})
+        elif age == "older":
+            memories = memories.filter(**{f"{self.time_column}__lt": now - AGES["7d"]})
+        return memories
+
+    @property
+    def active(self) -> dict[str, str]:
+        """The filters in force, for the page's summary and the bulk action's confirmation."""
+        if not self.is_valid():
+            return {}
+        shown = {}
+        for name, value in self.cleaned_data.items():
+            if value and name != "order":
+                field = self.fields[name]
+                label = dict(field.choices).get(value, value) if hasattr(field, "choices") else value
+                shown[field.label or name] = label
+        return shown
+
+
+class QueueFilters(_Filters):
+    flagged_for = forms.ChoiceField(
+        required=False,
+        label="Sent to review by",
+        choices=[
+            ("", "Anything"),
+            (Disposition.UNCERTAIN, "an uncertain vote"),
+            (Disposition.PARTIAL, "a partial change"),
+            (Disposition.NO_SOURCE, "an erased source"),
+            ("user", "a person"),
+            ("system", "a job"),
+        ],
+    )
+    claim = forms.ChoiceField(
+        required=False,
+        label="Claimed",
+        choices=[
+            ("", "By anyone or no one"),
+            ("mine", "By me"),
+            ("unclaimed", "Unclaimed"),
+            ("others", "By others"),
+        ],
+    )
+    age = forms.ChoiceField(required=False, label="Flagged", choices=AGE_CHOICES)
+    order = forms.ChoiceField(
+        required=False,
+        label="Order",
+        choices=[
+            ("risk", "Closest call first"),
+            ("oldest", "Oldest flag first"),
+            ("newest", "Newest flag first"),
+        ],
+    )
+
+    time_column = "flagged_at"
+
+    def filter(self, memories: QuerySet, *, user, now) -> QuerySet:
+        memories = super().filter(memories, user=user, now=now)
+        data = self.cleaned_data
+        if data.get("flagged_for"):
+            memories = memories.filter(flagged_for=data["flagged_for"])
+        held = Claim.objects.held(now).filter(memory=OuterRef("pk"))
+        if data.get("claim") == "mine":
+            memories = memories.filter(Exists(held.filter(holder=user)))
+        elif data.get("claim") == "unclaimed":
+            memories = memories.filter(~Exists(held))
+        elif data.get("claim") == "others":
+            memories = memories.filter(Exists(held.exclude(holder=user)))
+        return memories
+
+    @property
+    def ordering(self) -> tuple[str, ...]:
+        return QUEUE_ORDERS[self.cleaned_data.get("order") or "risk"]
+
+
+class MemoryFilters(_Filters):
+    status = forms.ChoiceField(required=False, choices=[("", "Any status"), *MemoryStatus.choices])
+    age = forms.ChoiceField(required=False, label="Changed", choices=AGE_CHOICES)
+    order = forms.ChoiceField(
+        required=False,
+        label="Order",
+        choices=[("recent", "Latest change first"), ("oldest", "Oldest change first")],
+    )
+
+    def filter(self, memories: QuerySet, *, user, now) -> QuerySet:
+        memories = super().filter(memories, user=user, now=now)
+        if self.cleaned_data.get("status"):
+            memories = memories.filter(status=self.cleaned_data["status"])
+        return memories
+
+    @property
+    def ordering(self) -> tuple[str, ...]:
+        return LIST_ORDERS[self.cleaned_data.get("order") or "recent"]
+
+
+@dataclass
+class Listing:
+    page: Page
+    total: int
+
+    @property
+    def rows(self) -> list[Memory]:
+        return self.page.rows
+
+
+def queue_memories(tenant: Tenant) -> QuerySet:
+    return Memory.objects.for_tenant(tenant).needs_review()
+
+
+def filtered(base: QuerySet, filters: _Filters, *, user, now=None) -> QuerySet:
+    return filters.filter(base, user=user, now=now or timezone.now())
+
+
+def listing(
+    base: QuerySet, filters: _Filters, *, user, after: str | None, before: str | None, size: int = PAGE_SIZE
+) -> Listing:
+    """One page of the filtered list, its rows decorated, and the filtered set's size."""
+    now = timezone.now()
+    memories = filtered(base, filters, user=user, now=now)
+    page = keyset_page(
+        memories.select_related("source_event").only(*ROW_FIELDS),
+        filters.ordering,
+        size=size,
+        after=after,
+        before=before,
+    )
+    decorate(page.rows, now=now)
+    return Listing(page=page, total=memories.count())
+
+
+def decorate(memories: list[Memory], *, now=None) -> None:
+    """Give each shown memory `last_move` (the transition that put it where it is, with
+    `actor_name` and the assessment behind it) and `claim` (the claim in force, with
+    `holder_name`). Three queries, whatever the page size."""
+    if not memories:
+        return
+    ids = [memory.pk for memory in memories]
+    latest = Transition.objects.filter(memory=OuterRef("memory_id")).order_by("-seq").values("seq")[:1]
+    moves = {
+        move.memory_id: move
+        for move in Transition.objects.filter(memory_id__in=ids, seq=latest)
+        .select_related("verdict")
+        .only(
+            "memory_id",
+            "seq",
+            "action",
+            "actor",
+            "reason",
+            "from_status",
+            "to_status",
+            "created_at",
+            "verdict__id",
+            "verdict__assessment_id",
+            "verdict__disposition",
+        )
+    }
+    claims = {
+        claim.memory_id: claim
+        for claim in Claim.objects.held(now).filter(memory_id__in=ids).select_related("holder")
+    }
+    names = actor_names(move.actor for move in moves.values())
+    for move in moves.values():
+        move.actor_name = names[move.actor]
+    for claim in claims.values():
+        claim.holder_name = display_name(claim.holder)
+    for memory in memories:
+        memory.last_move = moves.get(memory.pk)
+        memory.claim = claims.get(memory.pk)
+
+
+@dataclass
+class QueueChanges:
+    gone: list[Memory]  # shown rows that left the queue, each with the move that took it away
+    staying: list[Memory]  # shown rows still in it, each with the claim in force now
+    arrived: int  # flagged since the page was loaded
+
+
+def queue_changes(tenant: Tenant, *, shown: list[int], since) -> QueueChanges:
+    """What happened to the rows a reviewer is looking at since the page loaded."""
+    rows = list(
+        Memory.objects.for_tenant(tenant)
+        .filter(pk__in=shown)
+        .select_related("source_event")
+        .only(*ROW_FIELDS)
+    )
+    decorate(rows)
+    arrived = 0
+    if since is not None:
+        arrived = queue_memories(tenant).filter(flagged_at__gt=since).exclude(pk__in=shown).count()
+    return QueueChanges(
+        gone=[row for row in rows if row.status != MemoryStatus.NEEDS_REVIEW],
+        staying=[row for row in rows if row.status == MemoryStatus.NEEDS_REVIEW],
+        arrived=arrived,
+    )

@@ -1,0 +1,307 @@
+"""One memory: its page (provenance, status and verdict history, chart, links graph, what held
+at a time), the reviewer's actions on it, and claiming it."""
+
+from django import forms
+from django.conf import settings
+from django.contrib import messages
+from django.contrib.auth import get_user_model
+from django.http import HttpRequest, HttpResponse, JsonResponse, QueryDict
+from django.shortcuts import get_object_or_404, redirect
+from django.template.loader import render_to_string
+from django.urls import reverse
+from django.utils import timezone
+from django.utils.dateparse import parse_datetime
+from django.views.decorators.http import require_GET, require_POST
+
+from memory_review.lifecycle import LifecycleError, StaleVersion
+from memory_review.memories.models import MemoryStatus
+from memory_review.tenancy.models import Membership
+
+from .. import charts, claims, graph, lists, memory_page
+from ..access import get_memory_for, require_lead, require_reviewer
+from ..decisions import (
+    ACTIONS,
+    REWRITE,
+    ReasonRequired,
+    available_actions,
+    can_rewrite,
+    conflict_for,
+    memory_decide,
+    memory_rewrite,
+)
+from ..names import display_name
+from ..paging import BadCursor
+from .base import page, safe_next, tenant_view
+
+DETAIL = "review/memory_detail.html"
+ROW = "review/includes/memory_row.html"
+
+
+def _as_of(request: HttpRequest):
+    raw = request.GET.get("as_of", "").strip()
+    if not raw:
+        return None, None
+    at = parse_datetime(raw)
+    if at is None:
+        return None, f"{raw!r} is not a date and time (use the picker, or YYYY-MM-DD HH:MM)"
+    if timezone.is_naive(at):
+        at = timezone.make_aware(at)
+    return at, None
+
+
+@require_GET
+@tenant_view
+def memory_detail(request: HttpRequest, membership, pk: int) -> HttpResponse:
+    memory = get_memory_for(membership, pk)
+    hops = 2 if request.GET.get("hops") == "2" else 1
+    at, as_of_problem = _as_of(request)
+    try:
+        verdicts = memory_page.verdicts_page(memory, after=request.GET.get("after"))
+    except BadCursor:
+        verdicts = memory_page.verdicts_page(memory)
+    neighbourhood = memory_page.neighbourhood(memory, hops=hops)
+    context = dict(
+        memory=memory,
+        history=memory_page.status_history(memory),
+        verdicts=verdicts,
+        neighbourhood=neighbourhood,
+        layout=graph.layout(neighbourhood),
+        hops=hops,
+        belief=memory_page.belief_at(memory, at) if at else None,
+        as_of=at,
+        as_of_problem=as_of_problem,
+        **_state(request, membership, memory),
+    )
+    partial = request.GET.get("part") if request.htmx else None
+    if partial in ("verdicts", "graph", "asof"):
+        return page(request, membership, f"{DETAIL}#{partial}", **context)
+    return page(request, membership, DETAIL, status=400 if as_of_problem else 200, **context)
+
+
+def _state(request: HttpRequest, membership, memory) -> dict:
+    """What the status panel shows: the claim, the moves this viewer may make, the rewrite."""
+    reviewers = []
+    if membership.can_lead and memory.status == MemoryStatus.NEEDS_REVIEW:
+        reviewers = [
+            (m.user_id, display_name(m.user))
+            for m in Membership.objects.filter(tenant=membership.tenant).select_related("user")
+            if m.can_review
+        ]
+    return dict(
+        claim=claims.held_claim(memory),
+        actions=available_actions(memory) if membership.can_review else [],
+        rewrite=REWRITE if membership.can_review and can_rewrite(memory) else None,
+        reviewers=reviewers,
+        claim_minutes=settings.REVIEW_CLAIM_MINUTES,
+    )
+
+
+@require_GET
+@tenant_view
+def memory_chart(request: HttpRequest, membership, pk: int) -> JsonResponse:
+    """The still_true chart's figure, fetched by static/js/charts.js (data-url, as STYLE §8)."""
+    memory = get_memory_for(membership, pk)
+    figure = charts.still_true_figure(
+        memory_page.still_true_series(memory), memory_page.active_thresholds(memory)
+    )
+    return HttpResponse(figure.to_json(), content_type="application/json")
+
+
+class ActForm(forms.Form):
+    action = forms.ChoiceField(choices=[(name, action.label) for name, action in ACTIONS.items()])
+    reason = forms.CharField(max_length=1000, required=False, strip=True)
+    seen_version = forms.IntegerField(min_value=1)
+    view = forms.ChoiceField(choices=[("page", "page"), ("row", "row")], required=False)
+    filters = forms.CharField(required=False, max_length=2000)
+
+
+class RewriteForm(forms.Form):
+    content = forms.CharField(max_length=20_000, strip=True)
+    reason = forms.CharField(max_length=1000, strip=True)
+    seen_version = forms.IntegerField(min_value=1)
+    view = forms.ChoiceField(choices=[("page", "page"), ("row", "row")], required=False)
+    filters = forms.CharField(required=False, max_length=2000)
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["content"].max_length = settings.API_MAX_TEXT_CHARS
+
+
+@require_POST
+@tenant_view
+def memory_act(request: HttpRequest, membership, pk: int) -> HttpResponse:
+    require_reviewer(membership)
+    memory = get_memory_for(membership, pk)
+    return _decide(request, membership, memory, ActForm(request.POST), memory_decide)
+
+
+@require_POST
+@tenant_view
+def memory_rewrite_view(request: HttpRequest, membership, pk: int) -> HttpResponse:
+    require_reviewer(membership)
+    memory = get_memory_for(membership, pk)
+    return _decide(request, membership, memory, RewriteForm(request.POST), memory_rewrite)
+
+
+def _decide(request: HttpRequest, membership, memory, form: forms.Form, service) -> HttpResponse:
+    view = request.POST.get("view") or "page"
+    if not form.is_valid():
+        problem = "; ".join(f"{name}: {' '.join(errors)}" for name, errors in form.errors.items())
+        return _respond(request, membership, memory, view, problem=problem, status=400)
+    data = dict(form.cleaned_data)
+    seen = data.pop("seen_version")
+    data.pop("view", None)
+    filters = data.pop("filters", "")
+    try:
+        outcome = service(
+            memory=memory,
+            user=request.user,
+            seen_version=seen,
+            can_lead=membership.can_lead,
+            request_id=request.request_id,
+            **data,
+        )
+    except StaleVersion:
+        return _respond(request, membership, memory, view, conflict=conflict_for(memory, seen), status=409)
+    except ReasonRequired as exc:
+        return _respond(request, membership, memory, view, problem=str(exc), status=400)
+    except (LifecycleError, claims.ClaimError) as exc:
+        return _respond(request, membership, memory, view, problem=str(exc), status=409)
+    return _respond(request, membership, outcome.memory, view, outcome=outcome, filters=filters)
+
+
+def _respond(
+    request, membership, memory, view, *, outcome=None, conflict=None, problem=None, status=200, filters=""
+):
+    """htmx: the region that changed, plus out-of-band the history, count and toast. Without
+    JavaScript: back where the form was, with the message."""
+    if not request.htmx:
+        if outcome is not None:
+            messages.success(request, outcome.message)
+        else:
+            messages.error(request, problem or _conflict_text(conflict))
+        return redirect(
+            safe_next(request, reverse("memory-detail", args=[membership.tenant.slug, memory.pk]))
+        )
+    memory.refresh_from_db()
+    context = {
+        "membership": membership,
+        "tenant": membership.tenant,
+        "memory": memory,
+        "outcome": outcome,
+        "conflict": conflict,
+        "problem": problem,
+    }
+    if view == "row":
+        lists.decorate([memory])
+        parts = [render_to_string(ROW, {**context, "m": memory, "list_name": "queue"}, request).strip()]
+        if outcome is not None and filters is not None:
+            parts.append(
+                render_to_string(
+                    "review/includes/list_total.html",
+                    {"total": _filtered_total(request, membership, filters), "oob": True},
+                    request,
+                )
+            )
+    else:
+        context.update(_state(request, membership, memory))
+        parts = [render_to_string(f"{DETAIL}#state", context, request)]
+        if outcome is not None:
+            context["history"] = memory_page.status_history(memory)
+            context["oob"] = True
+            parts.append(render_to_string(f"{DETAIL}#history", context, request))
+    if outcome is not None:
+        parts.append(render_to_string("review/includes/flash.html", {"text": outcome.message}, request))
+    return HttpResponse("".join(parts), status=status)
+
+
+def _filtered_total(request, membership, filters: str) -> int:
+    form = lists.QueueFilters(QueryDict(filters))
+    if not form.is_valid():
+        return lists.queue_memories(membership.tenant).count()
+    return lists.filtered(lists.queue_memories(membership.tenant), form, user=request.user).count()
+
+
+def _conflict_text(conflict) -> str:
+    if conflict is None:
+        return "Nothing was changed."
+    moves = "; ".join(
+        f"{m.actor_name} moved it {m.from_status} → {m.to_status} at {timezone.localtime(m.created_at):%H:%M}"
+        for m in conflict.moves
+    )
+    moves = moves or f"it is now version {conflict.memory.row_version}"
+    return f"This memory changed since you loaded it ({moves}). Nothing was changed: look again and decide."
+
+
+# -- claims -------------------------------------------------------------------------------------
+
+
+def _claim_response(request, membership, memory, *, problem=None, status=200) -> HttpResponse:
+    view = request.POST.get("view") or "page"
+    if not request.htmx:
+        if problem:
+            messages.error(request, problem)
+        return redirect(
+            safe_next(request, reverse("memory-detail", args=[membership.tenant.slug, memory.pk]))
+        )
+    context = {"membership": membership, "tenant": membership.tenant, "memory": memory, "problem": problem}
+    if view == "row":
+        lists.decorate([memory])
+        row = render_to_string(ROW, {**context, "m": memory, "list_name": "queue"}, request)
+        return HttpResponse(row.strip(), status=status)
+    context.update(_state(request, membership, memory))
+    return HttpResponse(render_to_string(f"{DETAIL}#state", context, request), status=status)
+
+
+def _claim_action(request, membership, pk, act) -> HttpResponse:
+    require_reviewer(membership)
+    memory = get_memory_for(membership, pk)
+    try:
+        act(memory)
+    except claims.ClaimError as exc:
+        return _claim_response(request, membership, memory, problem=str(exc), status=409)
+    return _claim_response(request, membership, memory)
+
+
+@require_POST
+@tenant_view
+def claim_take(request: HttpRequest, membership, pk: int) -> HttpResponse:
+    return _claim_action(
+        request, membership, pk, lambda memory: claims.claim_take(memory=memory, user=request.user)
+    )
+
+
+@require_POST
+@tenant_view
+def claim_renew(request: HttpRequest, membership, pk: int) -> HttpResponse:
+    return _claim_action(
+        request, membership, pk, lambda memory: claims.claim_renew(memory=memory, user=request.user)
+    )
+
+
+@require_POST
+@tenant_view
+def claim_release(request: HttpRequest, membership, pk: int) -> HttpResponse:
+    return _claim_action(
+        request,
+        membership,
+        pk,
+        lambda memory: claims.claim_release(
+            memory=memory,
+            by=request.user,
+            note=f"released by {display_name(request.user)}",
+            can_lead=membership.can_lead,
+        ),
+    )
+
+
+@require_POST
+@tenant_view
+def claim_reassign(request: HttpRequest, membership, pk: int) -> HttpResponse:
+    require_lead(membership)
+    to = get_object_or_404(
+        get_user_model(), pk=request.POST.get("to") if str(request.POST.get("to")).isdigit() else 0
+    )
+    return _claim_action(
+        request, membership, pk, lambda memory: claims.claim_reassign(memory=memory, to=to, by=request.user)
+    )

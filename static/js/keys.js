@@ -1,0 +1,117 @@
+// Keyboard shortcuts for the lists and the memory page: j/k move and Enter opens (Gmail, GitHub),
+// one key per action (Label Studio), ? lists them. Every shortcut presses a visible button or
+// link, so each also works with a mouse, and without JavaScript the forms still post.
+(function () {
+  "use strict";
+  var pending = null; // an action waiting for its reason
+
+  function typing(el) {
+    return el && (el.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(el.tagName));
+  }
+  function rows() {
+    return Array.prototype.slice.call(document.querySelectorAll("[data-rows] [data-row]"));
+  }
+  function currentRow() {
+    var el = document.activeElement;
+    return el && el.closest ? el.closest("[data-row]") : null;
+  }
+  function move(step) {
+    var all = rows();
+    if (!all.length) return;
+    var i = all.indexOf(currentRow());
+    var next = all[i === -1 ? 0 : Math.min(all.length - 1, Math.max(0, i + step))];
+    next.focus();
+    next.scrollIntoView({ block: "nearest" });
+  }
+  function scope() {
+    return currentRow() || document.getElementById("memory-state") || document;
+  }
+  function say(text) {
+    var flash = document.getElementById("flash");
+    if (!flash) return;
+    var line = document.createElement("p");
+    line.className = "hint";
+    line.textContent = text;
+    flash.replaceChildren(line);
+  }
+  function press(key) {
+    var target = scope().querySelector('[data-key="' + key + '"]:not([disabled])');
+    if (!target) return false;
+    if (target.hasAttribute("data-needs-reason")) {
+      var reason = target.form && target.form.querySelector("[data-reason]");
+      if (reason && !reason.value.trim()) {
+        pending = target;
+        reason.focus();
+        say("Type a reason, then press Ctrl+Enter to " + target.value + ".");
+        return true;
+      }
+    }
+    target.click();
+    return true;
+  }
+  function openRewrite() {
+    var box = document.getElementById("rewrite");
+    if (!box) return press("e");
+    box.open = true;
+    var text = box.querySelector("[data-rewrite]");
+    if (text) text.focus();
+    return true;
+  }
+  function showShortcuts() {
+    var dialog = document.getElementById("shortcuts");
+    if (dialog && !dialog.open) dialog.showModal();
+  }
+
+  document.addEventListener("keydown", function (event) {
+    if (typing(event.target)) {
+      if (event.key === "Escape") event.target.blur();
+      if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) {
+        var button = pending && pending.form === event.target.form ? pending : null;
+        if (button) { pending = null; button.click(); event.preventDefault(); }
+      }
+      return;
+    }
+    if (event.ctrlKey || event.metaKey || event.altKey) return;
+    var handled = true;
+    switch (event.key) {
+      case "j": move(1); break;
+      case "k": move(-1); break;
+      case "Enter": {
+        var row = currentRow();
+        if (row && event.target === row && row.dataset.href) window.location.href = row.dataset.href;
+        else handled = false;
+        break;
+      }
+      case "?": showShortcuts(); break;
+      case "e": handled = openRewrite(); break;
+      case "a": case "f": case "r": case "c": case "n": handled = press(event.key); break;
+      default: handled = false;
+    }
+    if (handled) event.preventDefault();
+  });
+
+  document.addEventListener("click", function (event) {
+    if (event.target.closest && event.target.closest("[data-shortcuts]")) showShortcuts();
+  });
+
+  // A swapped row replaces the focused element: keep the reviewer's place in the list.
+  var lastRowId = null;
+  document.addEventListener("htmx:beforeRequest", function () {
+    var row = currentRow();
+    lastRowId = row ? row.id : null;
+  });
+  document.addEventListener("htmx:afterSettle", function () {
+    if (lastRowId && (document.activeElement === document.body || !document.activeElement)) {
+      var row = document.getElementById(lastRowId);
+      if (row) row.focus();
+    }
+  });
+
+  document.addEventListener("DOMContentLoaded", function () {
+    if (window.location.hash === "#rewrite") openRewrite();
+    if (window.location.hash === "#decide") {
+      var reason = document.querySelector("#decide [data-reason]");
+      if (reason) reason.focus();
+    }
+  });
+})();
