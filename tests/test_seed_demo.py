@@ -47,3 +47,23 @@ def test_the_demo_lead_logs_in_and_sees_the_review_queue(client):
     assert len(queue) >= 12
     assert all(memory.tenant.slug == "acme" for memory in queue)
     assert queue[0].content in response.content.decode()
+
+
+@pytest.mark.django_db
+def test_the_demo_history_is_spread_over_weeks_and_its_audit_times_only_move_forward():
+    from datetime import timedelta
+
+    from memory_review.assessments.models import PromotionCandidate, Verdict
+    from memory_review.audit.models import Transition
+
+    call_command("seed_demo")
+    acme = Tenant.objects.get(slug="acme")
+    flagged = sorted(Memory.objects.for_tenant(acme).needs_review().values_list("flagged_at", flat=True))
+    times = list(Transition.objects.for_tenant(acme).order_by("seq").values_list("created_at", flat=True))
+
+    assert flagged[-1] - flagged[0] > timedelta(days=14)  # the queue's ages mean something
+    assert times == sorted(times) and times[-1] - times[0] > timedelta(days=30)
+    assert Verdict.objects.for_tenant(acme).filter(shadow_disposition__isnull=False).exists()
+    decided = PromotionCandidate.objects.for_tenant(acme).filter(reviewer_decision__isnull=False)
+    assert decided.count() >= 10 and decided.filter(disagreement=True).exists()
+    assert Memory.objects.for_tenant(acme).filter(verdicts__isnull=False).distinct().count() >= 20

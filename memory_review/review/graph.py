@@ -11,6 +11,7 @@ from .memory_page import GRAPH_LIMIT, Neighbourhood
 NODE_W, NODE_H = 150, 40
 TIER_GAP = 54  # between tiers: room for an edge's label beside it
 SIDE_GAP = 40  # between boxes of one tier
+LABEL_ROOM = 190  # beside a lone column of boxes, for the edges' labels
 MARGIN = 10
 
 
@@ -86,7 +87,7 @@ def layout(graph: Neighbourhood) -> Layout:
     top_tier = min(rows)
     widest = max(len(row) for row in rows.values())
     step_x, step_y = NODE_W + SIDE_GAP, NODE_H + TIER_GAP
-    width = widest * step_x - SIDE_GAP + 2 * MARGIN
+    width = max(widest * step_x - SIDE_GAP, NODE_W + LABEL_ROOM) + 2 * MARGIN
     height = (max(rows) - top_tier) * step_y + NODE_H + 2 * MARGIN
     nodes = {}
     for t, row in rows.items():

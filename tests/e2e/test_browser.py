@@ -5,19 +5,14 @@ PostgreSQL only: a live server needs committed rows, and clearing them afterward
 would run into the append-only trigger on the audit table (PostgreSQL truncates instead).
 """
 
-import os
-import shutil
-
 import pytest
-from django.core.management import call_command
 from django.db import connection
 
 from memory_review.assessments.invalidation import observe_event, run_invalidation
 from memory_review.memories.services import event_record
 from memory_review.tenancy.models import Tenant
+from tests.e2e.conftest import log_in
 from tests.factories import make_jev
-
-CHROMIUM, DRIVER = shutil.which("chromium"), shutil.which("chromedriver")
 
 pytestmark = [
     pytest.mark.skipif(
@@ -25,47 +20,6 @@ pytestmark = [
     ),
     pytest.mark.django_db(transaction=True),
 ]
-
-
-@pytest.fixture
-def browser():
-    if not (CHROMIUM and DRIVER):
-        if os.environ.get("CI"):
-            pytest.fail("CI must install chromium and chromium-driver (.ci/run does)")
-        pytest.skip(
-            "chromium and chromium-driver are not installed (apt-get install chromium chromium-driver)"
-        )
-    from selenium import webdriver
-
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for flag in (
-        "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync",
-        "--window-size=1280,1000",
-    ):  # fmt: skip
-        options.add_argument(flag)
-    driver = webdriver.Chrome(options=options, service=webdriver.ChromeService(executable_path=DRIVER))
-    driver.implicitly_wait(5)
-    yield driver
-    driver.quit()
-
-
-@pytest.fixture
-def demo(db):
-    call_command("seed_demo", verbosity=0)
-
-
-def log_in(browser, live_server, username: str) -> None:
-    from selenium.webdriver.common.by import By
-    from selenium.webdriver.support.ui import WebDriverWait
-
-    browser.get(f"{live_server.url}/accounts/login/")
-    browser.find_element(By.NAME, "username").send_keys(username)
-    browser.find_element(By.NAME, "password").send_keys("demo")
-    browser.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
-    # Wait for the next page: reading it sooner finds the login page's elements going stale.
-    WebDriverWait(browser, 10).until(lambda driver: "/accounts/login/" not in driver.current_url)
 
 
 def test_a_lead_logs_in_and_works_the_review_queue(browser, live_server, demo):
