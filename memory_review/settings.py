@@ -171,7 +171,11 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
 if CELERY_BROKER_URL.startswith("filesystem://"):
     # The broker that needs no server: `make demo` falls back to it when Redis is unreachable.
     _broker_dir = str(VAR_DIR / "broker")
-    CELERY_BROKER_TRANSPORT_OPTIONS = {"data_folder_in": _broker_dir, "data_folder_out": _broker_dir}
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "data_folder_in": _broker_dir,
+        "data_folder_out": _broker_dir,
+        "control_folder": str(VAR_DIR / "broker" / "control"),  # not the working directory
+    }
 
 
 # Jev (TypeSafe System One). With no API key, the same SDK talks to the offline stand-in.

@@ -1,10 +1,16 @@
 """Charts, as plotly figures built here and drawn by static/js/charts.js with the plotly.js that
 ships inside the plotly package (no CDN). Each answers one question, and the page shows its
-numbers beside it."""
+numbers beside it.
 
+The figure is written as plotly's own JSON (data, layout) rather than through
+plotly.graph_objects, whose validation took 40 ms for a memory's thousand votes; the test reads
+the figure back as plotly.js will.
+"""
+
+import json
 from datetime import timedelta
 
-import plotly.graph_objects as go
+from django.core.serializers.json import DjangoJSONEncoder
 
 from memory_review.assessments.models import Disposition
 from memory_review.assessments.policy import Thresholds
@@ -22,56 +28,74 @@ DISPOSITION_COLORS = {
     Disposition.HYPOTHETICAL: "#0072B2",
     Disposition.DIRECTIVE: "#000000",
 }
+BAND, DEAD_BAND, LINE = "#f3ead2", "#e5d3a1", "#6b7385"
 
 
-def still_true_figure(points: list[VotePoint], policy: Thresholds) -> go.Figure:
+def still_true_figure(points: list[VotePoint], policy: Thresholds) -> dict:
     """Is this memory drifting towards a kill? still_true per vote over time, against the active
-    policy's thresholds and the review band between them."""
-    figure = go.Figure()
+    policy's review band: uncertain between the thresholds, the margin's dead band at each edge,
+    dashed lines where a vote confirms or kills."""
+    traces = []
     for disposition, label in Disposition.choices:
         mine = [p for p in points if p.disposition == disposition]
-        if not mine:
-            continue
-        figure.add_trace(
-            go.Scatter(
-                x=[p.at for p in mine],
-                y=[p.still_true for p in mine],
-                mode="markers",
-                name=label,
-                marker={"color": DISPOSITION_COLORS.get(disposition, "#444"), "size": 9},
-                hovertemplate="%{x|%Y-%m-%d %H:%M}<br>still_true %{y:.2f}<extra>" + label + "</extra>",
+        if mine:
+            traces.append(
+                {
+                    "type": "scatter",
+                    "mode": "markers",
+                    "name": label,
+                    "x": [p.at for p in mine],
+                    "y": [p.still_true for p in mine],
+                    "marker": {"color": DISPOSITION_COLORS.get(disposition, "#444"), "size": 9},
+                    "hovertemplate": "%{x|%Y-%m-%d %H:%M}<br>still_true %{y:.2f}<extra>" + label + "</extra>",
+                }
             )
-        )
-    # The review band: uncertain between the thresholds, and the margin's dead band at each edge.
-    figure.add_hrect(
-        y0=policy.contradict_max, y1=policy.confirm_min, fillcolor="#f3ead2", line_width=0, layer="below"
-    )
-    for low, high in ((policy.contradict_at, policy.contradict_max), (policy.confirm_min, policy.confirm_at)):
-        figure.add_hrect(y0=low, y1=high, fillcolor="#e5d3a1", line_width=0, layer="below")
-    for y, text in (
+    shapes = [_band(policy.contradict_max, policy.confirm_min, BAND)]
+    shapes += [
+        _band(policy.contradict_at, policy.contradict_max, DEAD_BAND),
+        _band(policy.confirm_min, policy.confirm_at, DEAD_BAND),
+    ]
+    edges = (
         (policy.confirm_at, f"confirm ≥ {policy.confirm_at:.2f}"),
         (policy.contradict_at, f"kill ≤ {policy.contradict_at:.2f}"),
-    ):
-        figure.add_hline(
-            y=y,
-            line={"color": "#6b7385", "width": 1, "dash": "dash"},
-            annotation_text=text,
-            annotation_position="top left",
-            annotation_font_size=11,
-        )
-    xaxis = {"title": {"text": "judged at"}}
+    )
+    for y, _ in edges:
+        shapes.append(
+            {"type": "line", "xref": "paper", "x0": 0, "x1": 1, "y0": y, "y1": y,
+             "line": {"color": LINE, "width": 1, "dash": "dash"}}
+        )  # fmt: skip
+    xaxis = {"title": {"text": "judged at"}, "type": "date"}
     if points:
         # A lone vote, or votes minutes apart, would get a scale of milliseconds: show days.
         first, last = points[0].at, points[-1].at
         pad = max((last - first) * 0.05, timedelta(hours=12))
         xaxis["range"] = [first - pad, last + pad]
-    figure.update_layout(
-        height=300,
-        margin={"l": 48, "r": 12, "t": 12, "b": 36},
-        yaxis={"range": [-0.02, 1.02], "title": {"text": "still_true"}, "tickformat": ".1f"},
-        xaxis=xaxis,
-        legend={"orientation": "h", "y": -0.25},
-        plot_bgcolor="#fff",
-        paper_bgcolor="#fff",
-    )
-    return figure
+    return {
+        "data": traces,
+        "layout": {
+            "height": 300,
+            "margin": {"l": 48, "r": 12, "t": 12, "b": 36},
+            "yaxis": {"range": [-0.02, 1.02], "title": {"text": "still_true"}, "tickformat": ".1f"},
+            "xaxis": xaxis,
+            "legend": {"orientation": "h", "y": -0.25},
+            "plot_bgcolor": "#fff",
+            "paper_bgcolor": "#fff",
+            "shapes": shapes,
+            "annotations": [
+                {"xref": "paper", "x": 0, "y": y, "text": text, "showarrow": False, "xanchor": "left",
+                 "yanchor": "bottom", "font": {"size": 11}}
+                for y, text in edges
+            ],  # fmt: skip
+        },
+    }
+
+
+def _band(low: float, high: float, color: str) -> dict:
+    return {
+        "type": "rect", "xref": "paper", "x0": 0, "x1": 1, "y0": low, "y1": high,
+        "fillcolor": color, "line": {"width": 0}, "layer": "below",
+    }  # fmt: skip
+
+
+def to_json(figure: dict) -> str:
+    return json.dumps(figure, cls=DjangoJSONEncoder)

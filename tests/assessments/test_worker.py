@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 import redis
@@ -171,10 +172,16 @@ def test_without_redis_the_worker_runs_on_the_broker_that_needs_no_server(
     pool = Workers(standin.url, broker="filesystem://", VAR_DIR=str(tmp_path))
     try:
         pool.start("files")
-        options = {"data_folder_in": str(folder), "data_folder_out": str(folder)}
+        options = {
+            "data_folder_in": str(folder),
+            "data_folder_out": str(folder),
+            "control_folder": str(folder / "control"),
+        }
         with Connection("filesystem://", transport_options=options) as broker:
             run_assessment.apply_async(args=(acme.pk, event_assessment.pk), connection=broker)
         wait_for(lambda: state(event_assessment) == "done", 60, "the task to go through the file broker")
     finally:
         pool.stop_all()
     assert Verdict.objects.filter(assessment=event_assessment).count() == 2
+    assert (tmp_path / "broker" / "control").is_dir()  # its exchange table, under VAR_DIR
+    assert not (Path.cwd() / "control").exists()  # and nothing in the working directory

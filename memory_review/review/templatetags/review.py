@@ -1,5 +1,7 @@
 from django import template
 
+from memory_review.review import rows
+
 register = template.Library()
 
 
@@ -30,3 +32,14 @@ def kappa_words(kappa: float | None) -> str:
         if kappa >= floor:
             return f"{words} agreement"
     return "worse than chance"
+
+
+@register.simple_tag
+def memory_row(memory, row_context):
+    """A list row (memory_review/review/rows.py renders it, for speed)."""
+    return rows.memory_row(memory, row_context)
+
+
+@register.simple_tag
+def claim_cell(memory):
+    return rows.claim_cell(memory)

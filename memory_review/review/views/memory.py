@@ -17,7 +17,7 @@ from memory_review.lifecycle import LifecycleError, StaleVersion
 from memory_review.memories.models import MemoryStatus
 from memory_review.tenancy.models import Membership
 
-from .. import charts, claims, graph, lists, memory_page
+from .. import charts, claims, graph, lists, memory_page, rows
 from ..access import get_memory_for, require_lead, require_reviewer
 from ..decisions import (
     ACTIONS,
@@ -34,7 +34,6 @@ from ..paging import BadCursor
 from .base import page, safe_next, tenant_view
 
 DETAIL = "review/memory_detail.html"
-ROW = "review/includes/memory_row.html"
 
 
 def _as_of(request: HttpRequest):
@@ -104,7 +103,7 @@ def memory_chart(request: HttpRequest, membership, pk: int) -> JsonResponse:
     figure = charts.still_true_figure(
         memory_page.still_true_series(memory), memory_page.active_thresholds(memory)
     )
-    return HttpResponse(figure.to_json(), content_type="application/json")
+    return HttpResponse(charts.to_json(figure), content_type="application/json")
 
 
 class ActForm(forms.Form):
@@ -193,9 +192,10 @@ def _respond(
         "problem": problem,
     }
     if view == "row":
-        lists.decorate([memory])
-        parts = [render_to_string(ROW, {**context, "m": memory, "list_name": "queue"}, request).strip()]
-        if outcome is not None and filters is not None:
+        row = lists.row_of(memory, viewer=request.user)
+        line = rows.row_context(request, membership, "queue", query=filters)
+        parts = [rows.memory_row(row, line, outcome=outcome, conflict=conflict, problem=problem)]
+        if outcome is not None:
             parts.append(
                 render_to_string(
                     "review/includes/list_total.html",
@@ -246,9 +246,9 @@ def _claim_response(request, membership, memory, *, problem=None, status=200) ->
         )
     context = {"membership": membership, "tenant": membership.tenant, "memory": memory, "problem": problem}
     if view == "row":
-        lists.decorate([memory])
-        row = render_to_string(ROW, {**context, "m": memory, "list_name": "queue"}, request)
-        return HttpResponse(row.strip(), status=status)
+        row = lists.row_of(memory, viewer=request.user)
+        line = rows.row_context(request, membership, "queue")
+        return HttpResponse(rows.memory_row(row, line, problem=problem), status=status)
     context.update(_state(request, membership, memory))
     return HttpResponse(render_to_string(f"{DETAIL}#state", context, request), status=status)
 

@@ -10,7 +10,7 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 from django.views.decorators.http import require_GET, require_POST
 
-from .. import lists
+from .. import lists, rows
 from ..access import require_lead
 from ..decisions import ACTIONS, bulk_decide
 from ..paging import BadCursor
@@ -41,6 +41,7 @@ def _list_page(request: HttpRequest, membership, *, base, filters, template: str
         filters=filters,
         listing=listing,
         query=query.urlencode(),
+        row_context=rows.row_context(request, membership, context["list_name"], query=query.urlencode()),
         loaded_at=timezone.now(),
         bulk_actions=BULK_ACTIONS,
         **context,
@@ -78,7 +79,7 @@ def queue_changes(request: HttpRequest, membership) -> HttpResponse:
     """Polled by the open queue: rows taken away since it loaded, claims, and new arrivals."""
     shown = [int(pk) for pk in request.GET.get("shown", "").split(",") if pk.isdigit()][: lists.PAGE_SIZE]
     since = parse_datetime(request.GET.get("since", "")) if request.GET.get("since") else None
-    changes = lists.queue_changes(membership.tenant, shown=shown, since=since)
+    changes = lists.queue_changes(membership.tenant, viewer=request.user, shown=shown, since=since)
     return page(
         request,
         membership,

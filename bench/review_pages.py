@@ -1,0 +1,405 @@
+"""How fast the review screens answer on a large tenant, beside Django's admin changelist of the
+same memories in the same run.
+
+One tenant with N memories (default 200,000; 5% in needs_review), ten verdicts per memory, and
+one heavy memory with 1,000 verdicts and 50 links. Each page is requested in-process through
+Django's test client (middleware, view, queries and template: the server's time, not the
+network's), after warm-up requests, and timed over repeated requests:
+
+    .venv/bin/python bench/review_pages.py [--memories 200000] [--repeats 30] [--postgres URL]
+
+A throwaway SQLite file, or with `--postgres postgres://postgres@127.0.0.1:5432` a throwaway
+PostgreSQL database. The last line is one JSON object with every figure.
+"""
+
+import argparse
+import json
+import os
+import random
+import statistics
+import sys
+import tempfile
+import time
+from datetime import timedelta
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+PG_SERVER = sys.argv[sys.argv.index("--postgres") + 1] if "--postgres" in sys.argv else None
+PG_DB = f"bench_review_{os.getpid()}"
+if PG_SERVER:
+    import psycopg
+
+    with psycopg.connect(f"{PG_SERVER.rstrip('/')}/postgres", autocommit=True) as admin:
+        admin.execute(f"CREATE DATABASE {PG_DB}")
+    os.environ["DATABASE_URL"] = f"{PG_SERVER.rstrip('/')}/{PG_DB}"
+else:
+    os.environ.pop("DATABASE_URL", None)
+    os.environ["SQLITE_PATH"] = str(Path(tempfile.mkdtemp()) / "bench.sqlite3")
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memory_review.settings")
+os.environ["TYPESAFE_API_KEY"] = ""
+os.environ["DEBUG"] = "false"
+
+import django  # noqa: E402
+
+django.setup()
+
+from django.contrib.auth import get_user_model  # noqa: E402
+from django.core.management import call_command  # noqa: E402
+from django.db import connection  # noqa: E402
+from django.test import Client  # noqa: E402
+from django.test.utils import CaptureQueriesContext  # noqa: E402
+from django.utils import timezone  # noqa: E402
+
+from memory_review.assessments.models import Assessment, PolicyVersion, Verdict  # noqa: E402
+from memory_review.assessments.policy import Thresholds, decide  # noqa: E402
+from memory_review.audit import chain  # noqa: E402
+from memory_review.audit.models import AuditChain, Transition  # noqa: E402
+from memory_review.memories.models import Memory, MemoryLink, SourceEvent, content_hash  # noqa: E402
+from memory_review.review.lists import QUEUE_ORDERS  # noqa: E402
+from memory_review.review.paging import encode  # noqa: E402
+from memory_review.tenancy.models import Membership, Role, Tenant  # noqa: E402
+
+BATCH = 5000
+KINDS = [kind for kind, _ in Memory.Kind.choices]
+SOURCES = [source for source, _ in SourceEvent.Source.choices]
+POLICY = Thresholds()
+
+
+def percentile(values: list[float], p: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
+
+
+def say(message: str) -> None:
+    print(message, flush=True)
+
+
+# -- the data ------------------------------------------------------------------------------------
+
+
+def build(n: int) -> dict:
+    """The tenant, its people, N memories with ten verdicts each, the queue's flag transitions,
+    and the heavy memory. Rows go in with bulk_create (the chain is computed as append() would):
+    the point is the pages' speed, not the writers'."""
+    rng = random.Random(7)
+    now = timezone.now()
+    tenant = Tenant.objects.create(slug="bench", name="Bench")
+    User = get_user_model()
+    lead = User.objects.create_user("bench-lead", password="bench", first_name="Maria", last_name="Chen")
+    Membership.objects.create(tenant=tenant, user=lead, role=Role.LEAD)
+    User.objects.create_superuser("bench-admin", password="bench")
+    policy = PolicyVersion.objects.create(
+        tenant=tenant, number=1, mode="active", thresholds=POLICY.to_data(), created_by="bench"
+    )
+
+    say(f"writing {n:,} memories ...")
+    origins = SourceEvent.objects.bulk_create(
+        [
+            SourceEvent(
+                tenant=tenant,
+                source=source,
+                text=f"Origin notes via {source}.",
+                text_hash="x" * 64,
+                occurred_at=now - timedelta(days=90),
+            )
+            for source in SOURCES
+        ]
+    )
+    # auto_now would stamp every row with this minute; the lists order by time, so spread it.
+    for name in ("updated_at", "created_at"):
+        field = Memory._meta.get_field(name)
+        field.auto_now = field.auto_now_add = False
+    in_review = set(rng.sample(range(n), n // 20))
+    dead = ["contradicted", "superseded", "expired", "frozen", "deleted"]
+    for start in range(0, n, BATCH):
+        rows = []
+        for i in range(start, min(n, start + BATCH)):
+            status = (
+                "needs_review" if i in in_review else ("active" if rng.random() < 0.8 else rng.choice(dead))
+            )
+            p_true = round(rng.uniform(0.36, 0.64), 3) if status == "needs_review" else round(rng.random(), 3)
+            changed = now - timedelta(minutes=rng.randrange(60 * 24 * 60))
+            content = f"Memory {i}: customer {i % 5000} prefers option {rng.randrange(100)} for deliveries."
+            rows.append(
+                Memory(
+                    tenant=tenant,
+                    source_event=origins[i % len(origins)],
+                    kind=KINDS[i % len(KINDS)],
+                    subject=f"subject {i:06d}",
+                    content=content,
+                    content_hash=content_hash(content),
+                    written_by="agent:bench",
+                    user_id=f"cust-{i % 5000}",
+                    status=status,
+                    p_true=p_true,
+                    threshold_gap=POLICY.gap(p_true),
+                    flagged_at=changed if status == "needs_review" else None,
+                    flagged_for=("partial" if i % 7 == 0 else "uncertain")
+                    if status == "needs_review"
+                    else None,
+                    created_at=changed - timedelta(days=30),
+                    updated_at=changed,
+                    valid_from=changed - timedelta(days=30),
+                )
+            )
+        Memory.objects.bulk_create(rows, batch_size=1000)
+    memories = list(
+        Memory.objects.for_tenant(tenant).order_by("pk").values_list("pk", "status", "row_version")
+    )
+
+    say("writing ten verdicts per memory ...")
+    judged_events = SourceEvent.objects.bulk_create(
+        [
+            SourceEvent(
+                tenant=tenant,
+                source=SOURCES[k % len(SOURCES)],
+                text=f"Weekly digest number {k}.",
+                text_hash="y" * 64,
+                occurred_at=now - timedelta(days=70 - 7 * k),
+            )
+            for k in range(10)
+        ]
+    )
+    assessments = Assessment.objects.bulk_create(
+        [
+            Assessment(
+                tenant=tenant,
+                purpose="invalidation",
+                event=event,
+                policy=policy,
+                state="done",
+                question_set_version="bench",
+                model_name="jev-1.13.0",
+            )
+            for event in judged_events
+        ]
+    )
+    flag_verdict = {}
+    for k, (event, assessment) in enumerate(zip(judged_events, assessments, strict=True)):
+        for start in range(0, len(memories), BATCH):
+            rows = []
+            for pk, _, version in memories[start : start + BATCH]:
+                votes = {
+                    "bears": rng.random(),
+                    "still_true": rng.random(),
+                    "replaces": rng.random() / 2,
+                    "partial": rng.random() / 2,
+                    "hypothetical": rng.random() / 5,
+                    "directive": rng.random() / 5,
+                }
+                rows.append(
+                    Verdict(
+                        tenant=tenant,
+                        assessment=assessment,
+                        memory_id=pk,
+                        event=event,
+                        row_version=version,
+                        disposition=decide(votes, source=event.source),
+                        **votes,
+                    )
+                )
+            created = Verdict.objects.bulk_create(rows, batch_size=1000)
+            if k == 9:
+                flag_verdict.update({v.memory_id: v.pk for v in created})
+
+    say("writing the queue's flag transitions (hash-chained) ...")
+    head = AuditChain.objects.create(tenant=tenant, seq=0, head_hash=chain.GENESIS)
+    rows, prev, seq = [], chain.GENESIS, 0
+    flagged = Memory.objects.for_tenant(tenant).needs_review().order_by("flagged_at", "pk")
+    for pk, flagged_at in flagged.values_list("pk", "flagged_at"):
+        seq += 1
+        row = Transition(
+            tenant_id=tenant.pk,
+            seq=seq,
+            memory_id=pk,
+            from_status="active",
+            to_status="needs_review",
+            action="flag",
+            actor="policy:v1",
+            reason=f"uncertain by policy:v1 on event {judged_events[-1].pk}",
+            verdict_id=flag_verdict[pk],
+            row_version=2,
+            created_at=flagged_at,
+            prev_hash=prev,
+        )
+        row.hash = chain.row_hash(row)
+        prev = row.hash
+        rows.append(row)
+    Transition.objects.bulk_create(rows, batch_size=1000)
+    head.seq, head.head_hash = seq, prev
+    head.save()
+
+    say("writing the heavy memory: 1,000 verdicts, 50 links ...")
+    heavy = Memory.objects.for_tenant(tenant).needs_review().order_by("pk").first()
+    events = SourceEvent.objects.bulk_create(
+        [
+            SourceEvent(
+                tenant=tenant,
+                source=SOURCES[k % len(SOURCES)],
+                text=f"Ticket update {k} about the heavy memory.",
+                text_hash="z" * 64,
+                occurred_at=now - timedelta(hours=1000 - k),
+            )
+            for k in range(990)
+        ]
+    )
+    small = Assessment.objects.bulk_create(
+        [
+            Assessment(
+                tenant=tenant,
+                purpose="invalidation",
+                event=e,
+                policy=policy,
+                state="done",
+                question_set_version="bench",
+                model_name="jev-1.13.0",
+            )
+            for e in events
+        ]
+    )
+    Verdict.objects.bulk_create(
+        [
+            Verdict(
+                tenant=tenant,
+                assessment=a,
+                memory=heavy,
+                event=e,
+                row_version=2,
+                disposition="uncertain",
+                bears=0.9,
+                still_true=0.4 + 0.2 * rng.random(),
+                replaces=0.2,
+                partial=0.3,
+                hypothetical=0.05,
+                directive=0.02,
+            )
+            for a, e in zip(small, events, strict=True)
+        ],
+        batch_size=1000,
+    )
+    neighbours = [pk for pk, _, _ in memories[1:51]]
+    MemoryLink.objects.bulk_create(
+        [
+            MemoryLink(
+                tenant=tenant,
+                src_id=pk if k % 2 else heavy.pk,
+                dst_id=heavy.pk if k % 2 else pk,
+                kind=["supports", "refines", "duplicates", "contradicts", "supersedes"][k % 5],
+                origin="assessment",
+            )
+            for k, pk in enumerate(neighbours)
+            if pk != heavy.pk
+        ]
+    )
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("VACUUM ANALYZE")
+    else:
+        with connection.cursor() as cursor:
+            cursor.execute("ANALYZE")
+    return {"tenant": tenant, "heavy": heavy}
+
+
+# -- the measurements ----------------------------------------------------------------------------
+
+
+def measure(client: Client, url: str, repeats: int) -> dict:
+    for _ in range(3):
+        response = client.get(url)
+        assert response.status_code == 200, (url, response.status_code, response.content[:500])
+    with CaptureQueriesContext(connection) as captured:
+        client.get(url)
+    queries = len(captured)  # now: the next request clears the connection's query log
+    samples = []
+    for _ in range(repeats):
+        started = time.perf_counter()
+        client.get(url)
+        samples.append((time.perf_counter() - started) * 1000)
+    return {
+        "median_ms": round(statistics.median(samples), 1),
+        "p95_ms": round(percentile(samples, 95), 1),
+        "queries": queries,
+    }
+
+
+def deep_cursor(tenant: Tenant, position: int) -> str:
+    ordering = QUEUE_ORDERS["risk"]
+    row = Memory.objects.for_tenant(tenant).needs_review().order_by(*ordering)[position]
+    return encode(row, ordering)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--memories", type=int, default=200_000)
+    parser.add_argument("--repeats", type=int, default=30)
+    parser.add_argument("--postgres", metavar="URL", help="e.g. postgres://postgres@127.0.0.1:5432")
+    args = parser.parse_args()
+    call_command("migrate", verbosity=0)
+    started = time.perf_counter()
+    data = build(args.memories)
+    tenant, heavy = data["tenant"], data["heavy"]
+    queued = Memory.objects.for_tenant(tenant).needs_review().count()
+    say(
+        f"built in {time.perf_counter() - started:.0f} s: {args.memories:,} memories, {queued:,} in review, "
+        f"{Verdict.objects.count():,} verdicts ({connection.vendor})\n"
+    )
+
+    people, admin = Client(), Client()
+    assert people.login(username="bench-lead", password="bench") and admin.login(
+        username="bench-admin", password="bench"
+    )
+    deepest = max(0, queued - 10)
+    admin_pages = -(-queued // 100)  # the admin shows 100 a page
+    pages = {
+        "queue_first": (people, "/t/bench/review/"),
+        "queue_deep": (people, f"/t/bench/review/?after={deep_cursor(tenant, deepest)}"),
+        "queue_filtered": (people, "/t/bench/review/?kind=preference&source=email&flagged_for=uncertain"),
+        "memories_by_status": (people, "/t/bench/memories/?status=superseded"),
+        "memory_page": (people, f"/t/bench/memories/{heavy.pk}/?hops=2"),
+        "memory_chart": (people, f"/t/bench/memories/{heavy.pk}/chart.json"),
+        "tenant_home": (people, "/t/bench/"),
+        "admin_first": (admin, "/admin/memories/memory/?status__exact=needs_review"),
+        "admin_deep": (admin, f"/admin/memories/memory/?status__exact=needs_review&p={admin_pages}"),
+    }
+    figures = {}
+    say(f"{'page':<20} {'median':>9} {'p95':>9} {'queries':>8}")
+    for name, (client, url) in pages.items():
+        figures[name] = measure(client, url, args.repeats)
+        f = figures[name]
+        say(f"{name:<20} {f['median_ms']:>7.1f}ms {f['p95_ms']:>7.1f}ms {f['queries']:>8}")
+    ratio = min(
+        figures["admin_first"]["median_ms"] / figures["queue_first"]["median_ms"],
+        figures["admin_deep"]["median_ms"] / figures["queue_deep"]["median_ms"],
+    )
+    say(f"\nadmin changelist / review queue (the worse of first and deepest page, medians): {ratio:.1f}x")
+    targets = {
+        "queue pages p95 <= 60 ms": all(
+            figures[p]["p95_ms"] <= 60 for p in ("queue_first", "queue_deep", "queue_filtered")
+        ),
+        "memory page p95 <= 100 ms": figures["memory_page"]["p95_ms"] <= 100,
+        "at least 2x faster than the admin": ratio >= 2,
+    }
+    for target, met in targets.items():
+        say(f"  {'met' if met else 'NOT MET'}: {target}")
+    if PG_SERVER:
+        from django.db import connections
+
+        connections.close_all()
+        with psycopg.connect(f"{PG_SERVER.rstrip('/')}/postgres", autocommit=True) as server:
+            server.execute(f"DROP DATABASE {PG_DB}")
+    print(
+        json.dumps(
+            {
+                "memories": args.memories,
+                "backend": connection.vendor,
+                "in_review": queued,
+                "pages": figures,
+                "admin_ratio": round(ratio, 2),
+            }
+        )
+    )
+
+
+if __name__ == "__main__":
+    main()
