@@ -55,6 +55,7 @@ from memory_review.assessments.models import Assessment, PolicyVersion, Verdict 
 from memory_review.assessments.policy import Thresholds, decide  # noqa: E402
 from memory_review.audit import chain  # noqa: E402
 from memory_review.audit.models import AuditChain, Transition  # noqa: E402
+from memory_review.memories import tallies  # noqa: E402
 from memory_review.memories.models import Memory, MemoryLink, SourceEvent, content_hash  # noqa: E402
 from memory_review.review.lists import QUEUE_ORDERS  # noqa: E402
 from memory_review.review.paging import encode  # noqa: E402
@@ -292,6 +293,7 @@ def build(n: int) -> dict:
             if pk != heavy.pk
         ]
     )
+    tallies.recount(tenant)  # the rows went in around the writers that keep the counts
     if connection.vendor == "postgresql":
         with connection.cursor() as cursor:
             cursor.execute("VACUUM ANALYZE")

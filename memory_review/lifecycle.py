@@ -15,6 +15,7 @@ from memory_review.audit import chain
 from memory_review.audit.models import Transition
 from memory_review.memories.models import LIVE_STATUSES, Memory
 from memory_review.memories.models import MemoryStatus as M
+from memory_review.memories.tallies import tally_move
 
 ACTOR_KINDS = ("policy", "user", "system")
 
@@ -154,6 +155,8 @@ def transition(
             row.save(update_fields=changed)
         except IntegrityError as exc:  # a concurrent write won the subject first
             raise subject_taken(row, f"{action} memory {row.pk}") from exc
+        if isinstance(row, Memory):
+            tally_move(tenant_id=row.tenant_id, from_status=from_status, to_status=target)
         audit = chain.append(
             Transition(
                 tenant_id=row.tenant_id,

@@ -9,6 +9,7 @@ from django.db import connection, connections
 from memory_review.audit import chain
 from memory_review.audit.models import Transition
 from memory_review.lifecycle import Actor, StaleVersion, transition
+from memory_review.memories import tallies
 from memory_review.memories.models import Memory
 from tests.factories import make_memory
 
@@ -65,3 +66,5 @@ def test_exactly_one_of_two_simultaneous_reviewers_wins_every_race(acme):
 
     assert Transition.objects.for_tenant(acme).count() == RACES
     assert chain.verify(acme) is None
+    kept = {status: n for status, n in tallies.counts(acme).items() if n}
+    assert kept == tallies.counted(acme)  # the losers' moves left no trace in the counts either

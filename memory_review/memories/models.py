@@ -207,6 +207,25 @@ class Memory(TenantOwned, Scope):
         return self.valid_until is not None and self.valid_until <= (now or timezone.now())
 
 
+class MemoryTally(TenantOwned):
+    """How many of a tenant's memories are in each status, kept by the writers that change it
+    (memory_write adds, lifecycle.transition() moves), so the tenant's home page reads seven rows
+    rather than counting every memory. `tallies.recount()` rebuilds it after a bulk load."""
+
+    # Not `status`: this row counts memories in a status, it has none (and only the lifecycle
+    # writes a status).
+    of_status = models.CharField(max_length=16, choices=MemoryStatus.choices)
+    n = models.BigIntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["tenant", "of_status"], name="memtally_tenant_status_uq")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.n} {self.of_status} in tenant {self.tenant_id}"
+
+
 class MemoryLink(TenantOwned):
     """A directed typed edge between memories. Read backwards: is_superseded_by, is_refined_by..."""
 

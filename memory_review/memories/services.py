@@ -9,6 +9,7 @@ from memory_review.lifecycle import Actor, LifecycleError, subject_taken, transi
 from memory_review.tenancy.models import Tenant
 
 from .models import Memory, MemoryLink, SourceEvent, content_hash
+from .tallies import tally_add
 
 ERASED = "[erased]"
 
@@ -130,6 +131,7 @@ def memory_write(
             memory.save(force_insert=True)
     except IntegrityError as exc:  # a concurrent write took the subject between check and insert
         raise subject_taken(memory, "write this memory") from exc
+    tally_add(tenant_id=memory.tenant_id, status=memory.status, delta=1)
     if supersedes is not None:
         Memory.objects.filter(pk=supersedes.pk).update(superseded_by=memory)
         supersedes.superseded_by = memory
