@@ -126,6 +126,7 @@ def build(n: int) -> dict:
                 Memory(
                     tenant=tenant,
                     source_event=origins[i % len(origins)],
+                    channel=origins[i % len(origins)].source,
                     kind=KINDS[i % len(KINDS)],
                     subject=f"subject {i:06d}",
                     content=content,
@@ -336,6 +337,7 @@ def main() -> None:
     parser.add_argument("--memories", type=int, default=200_000)
     parser.add_argument("--repeats", type=int, default=30)
     parser.add_argument("--postgres", metavar="URL", help="e.g. postgres://postgres@127.0.0.1:5432")
+    parser.add_argument("--keep", action="store_true", help="keep the database afterwards, to look into it")
     args = parser.parse_args()
     call_command("migrate", verbosity=0)
     started = time.perf_counter()
@@ -384,7 +386,9 @@ def main() -> None:
     }
     for target, met in targets.items():
         say(f"  {'met' if met else 'NOT MET'}: {target}")
-    if PG_SERVER:
+    if args.keep:
+        say(f"kept: {connection.settings_dict['NAME']}")
+    elif PG_SERVER:
         from django.db import connections
 
         connections.close_all()

@@ -144,6 +144,14 @@ class Memory(TenantOwned, Scope):
     confidence = models.FloatField(default=1.0)
     written_by = models.CharField(max_length=120)
     source_event = models.ForeignKey(SourceEvent, on_delete=models.PROTECT, related_name="memories")
+    channel = models.CharField(
+        max_length=16,
+        choices=SourceEvent.Source.choices,
+        null=True,
+        blank=True,
+        help_text="Its source event's channel, copied when written (events never change), so lists "
+        "filter on it without a join.",
+    )
     version = models.PositiveIntegerField(default=1)
     superseded_by = models.ForeignKey(
         "self", on_delete=models.PROTECT, null=True, blank=True, related_name="supersedes_rows"
@@ -182,6 +190,10 @@ class Memory(TenantOwned, Scope):
                 fields=["tenant", "status", "threshold_gap", "flagged_at", "id"], name="memory_queue_risk_ix"
             ),
             models.Index(fields=["tenant", "status", "flagged_at", "id"], name="memory_queue_age_ix"),
+            # Filtered counts read this index alone, never the rows.
+            models.Index(
+                fields=["tenant", "status", "kind", "channel", "flagged_for"], name="memory_queue_filter_ix"
+            ),
             models.Index(fields=["tenant", "status", "updated_at", "id"], name="memory_status_recent_ix"),
             models.Index(fields=["tenant", "updated_at", "id"], name="memory_recent_ix"),
             models.Index(fields=["tenant", "user_id", "agent_id", "thread_id"], name="memory_scope_ix"),

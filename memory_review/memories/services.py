@@ -107,6 +107,7 @@ def memory_write(
     memory = Memory(
         tenant_id=event.tenant_id,
         source_event=event,
+        channel=event.source,
         kind=kind,
         subject=subject.strip(),
         content=content,

@@ -44,7 +44,7 @@ AGE_CHOICES = [
     ("older", "More than a week ago"),
 ]
 
-# What the queue's rows read: the memory's own columns and its source's channel, not its text.
+# What the queue's rows read: the memory's own columns, not its source event's.
 ROW_FIELDS = (
     "id",
     "tenant_id",
@@ -63,6 +63,7 @@ ROW_FIELDS = (
     "updated_at",
     "valid_until",
     "deleted_at",
+    "channel",
 )
 CHANNELS = dict(SourceEvent.Source.choices)
 KINDS = dict(Memory.Kind.choices)
@@ -84,7 +85,7 @@ class _Filters(forms.Form):
         if data.get("kind"):
             memories = memories.filter(kind=data["kind"])
         if data.get("source"):
-            memories = memories.filter(source_event__source=data["source"])
+            memories = memories.filter(channel=data["source"])
         age = data.get("age")
         if age in AGES:
             memories = memories.filter(**{f"{self.time_column}__gte": now - AGES[age]})
@@ -196,8 +197,8 @@ def queue_memories(tenant: Tenant) -> QuerySet:
 
 
 def shown_fields(memories: QuerySet) -> QuerySet:
-    """Only what a row shows: the memory's own columns and its source's channel."""
-    return memories.only(*ROW_FIELDS).annotate(channel=F("source_event__source"))
+    """Only what a row shows."""
+    return memories.only(*ROW_FIELDS)
 
 
 def filtered(base: QuerySet, filters: _Filters, *, user, now=None) -> QuerySet:
@@ -276,7 +277,7 @@ def decorate(memories: list[Memory], *, viewer, now=None) -> None:
         # What the row prints, worked out here once: a list renders fifty rows every few
         # seconds, and each template filter or lookup costs more than the Python behind it.
         memory.key = str(memory.pk)  # a string renders without the number formatting an int gets
-        memory.channel_label = CHANNELS.get(getattr(memory, "channel", None), "").lower()
+        memory.channel_label = CHANNELS.get(memory.channel, "").lower()
         memory.kind_label = KINDS.get(memory.kind, memory.kind)
         memory.excerpt = Truncator(memory.content).chars(180)
         moved = memory.flagged_at if memory.status == MemoryStatus.NEEDS_REVIEW else memory.updated_at
