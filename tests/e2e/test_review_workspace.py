@@ -109,7 +109,16 @@ def test_the_queue_and_the_memory_page_work_from_the_keyboard(browser, live_serv
     keys.send_keys("k").perform()
     assert focused_id() == rows[0].get_attribute("id")
 
+    # `a` on the second row approves it in place: the row says so, and it is gone from the queue.
+    keys.send_keys("j").perform()
+    second = int(rows[1].get_attribute("id").removeprefix("memory-"))
+    keys.send_keys("a").perform()
+    wait_for(browser, lambda d: "approved" in d.find_element(By.ID, f"memory-{second}").text)
+    assert Memory.objects.get(pk=second).status == "active"
+    keys.send_keys("k").perform()
+
     pk = int(rows[0].get_attribute("id").removeprefix("memory-"))
+    assert focused_id() == f"memory-{pk}"
     keys.send_keys("c").perform()
     wait_for(browser, lambda d: "yours" in d.find_element(By.ID, f"claim-{pk}").text)
     assert focused_id() == f"memory-{pk}"  # the swapped row keeps the reviewer's place
