@@ -12,34 +12,15 @@ It runs the pipeline in-process (no Celery hop) on a throwaway SQLite database, 
 """
 
 import argparse
-import os
 import resource
 import socket
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
-from pathlib import Path
-
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-# --postgres URL: a throwaway database on that server instead of a throwaway SQLite file.
-PG_SERVER = sys.argv[sys.argv.index("--postgres") + 1] if "--postgres" in sys.argv else None
-PG_DB = f"bench_{os.getpid()}"
-if PG_SERVER:
-    import psycopg
-
-    with psycopg.connect(f"{PG_SERVER.rstrip('/')}/postgres", autocommit=True) as admin:
-        admin.execute(f"CREATE DATABASE {PG_DB}")
-    os.environ["DATABASE_URL"] = f"{PG_SERVER.rstrip('/')}/{PG_DB}"
-else:
-    os.environ.pop("DATABASE_URL", None)
-    os.environ["SQLITE_PATH"] = str(Path(tempfile.mkdtemp()) / "bench.sqlite3")
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memory_review.settings")
-os.environ["TYPESAFE_API_KEY"] = ""
 
 import django  # noqa: E402
+import throwaway  # noqa: E402, I001  (before Django: it chooses the database)
 
 django.setup()
 
@@ -162,7 +143,7 @@ def main() -> None:
     standin = subprocess.Popen(
         [
             sys.executable,
-            str(ROOT / "manage.py"),
+            str(throwaway.ROOT / "manage.py"),
             "jev_standin",
             "--port",
             str(port),
@@ -205,12 +186,7 @@ def main() -> None:
         standin.wait()
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"\npeak memory (max RSS of this process): {peak:.0f} MiB")
-    if PG_SERVER:
-        from django.db import connections
-
-        connections.close_all()
-        with psycopg.connect(f"{PG_SERVER.rstrip('/')}/postgres", autocommit=True) as admin:
-            admin.execute(f"DROP DATABASE {PG_DB}")
+    throwaway.drop()
 
 
 if __name__ == "__main__":

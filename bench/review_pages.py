@@ -17,28 +17,12 @@ import json
 import os
 import random
 import statistics
-import sys
-import tempfile
 import time
 from datetime import timedelta
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-PG_SERVER = sys.argv[sys.argv.index("--postgres") + 1] if "--postgres" in sys.argv else None
-PG_DB = f"bench_review_{os.getpid()}"
-if PG_SERVER:
-    import psycopg
-
-    with psycopg.connect(f"{PG_SERVER.rstrip('/')}/postgres", autocommit=True) as admin:
-        admin.execute(f"CREATE DATABASE {PG_DB}")
-    os.environ["DATABASE_URL"] = f"{PG_SERVER.rstrip('/')}/{PG_DB}"
-else:
-    os.environ.pop("DATABASE_URL", None)
-    os.environ["SQLITE_PATH"] = str(Path(tempfile.mkdtemp()) / "bench.sqlite3")
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memory_review.settings")
-os.environ["TYPESAFE_API_KEY"] = ""
 os.environ["DEBUG"] = "false"
+import throwaway  # noqa: E402, I001  (before Django: it chooses the database)
+
 
 import django  # noqa: E402
 
@@ -355,6 +339,7 @@ def main() -> None:
     )
     deepest = max(0, queued - 10)
     admin_pages = -(-queued // 100)  # the admin shows 100 a page
+    same = f"status__exact=needs_review&tenant__id__exact={tenant.pk}"  # the queue's memories
     pages = {
         "queue_first": (people, "/t/bench/review/"),
         "queue_deep": (people, f"/t/bench/review/?after={deep_cursor(tenant, deepest)}"),
@@ -363,8 +348,8 @@ def main() -> None:
         "memory_page": (people, f"/t/bench/memories/{heavy.pk}/?hops=2"),
         "memory_chart": (people, f"/t/bench/memories/{heavy.pk}/chart.json"),
         "tenant_home": (people, "/t/bench/"),
-        "admin_first": (admin, "/admin/memories/memory/?status__exact=needs_review"),
-        "admin_deep": (admin, f"/admin/memories/memory/?status__exact=needs_review&p={admin_pages}"),
+        "admin_first": (admin, f"/admin/memories/memory/?{same}"),
+        "admin_deep": (admin, f"/admin/memories/memory/?{same}&p={admin_pages}"),
     }
     figures = {}
     say(f"{'page':<20} {'median':>9} {'p95':>9} {'queries':>8}")
@@ -386,19 +371,16 @@ def main() -> None:
     }
     for target, met in targets.items():
         say(f"  {'met' if met else 'NOT MET'}: {target}")
+    backend = connection.vendor
     if args.keep:
         say(f"kept: {connection.settings_dict['NAME']}")
-    elif PG_SERVER:
-        from django.db import connections
-
-        connections.close_all()
-        with psycopg.connect(f"{PG_SERVER.rstrip('/')}/postgres", autocommit=True) as server:
-            server.execute(f"DROP DATABASE {PG_DB}")
+    else:
+        throwaway.drop()
     print(
         json.dumps(
             {
                 "memories": args.memories,
-                "backend": connection.vendor,
+                "backend": backend,
                 "in_review": queued,
                 "pages": figures,
                 "admin_ratio": round(ratio, 2),

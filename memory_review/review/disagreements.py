@@ -23,6 +23,11 @@ class PromotionAgreement:
     def left_for_review(self) -> int:
         return self.matrix.n - self.decided.n
 
+    @property
+    def disagreed(self) -> int:
+        """Decided otherwise than the policy would have (its decision was promote or reject)."""
+        return self.decided.n - self.decided.agreed
+
 
 def promotion_agreement(tenant: Tenant) -> PromotionAgreement:
     decided = PromotionCandidate.objects.for_tenant(tenant).filter(

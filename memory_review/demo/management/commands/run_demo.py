@@ -55,7 +55,12 @@ class Command(BaseCommand):
             )
         celery = [sys.executable, "-m", "celery", "-A", "memory_review", "worker"]
         commands.append(("worker", [*celery, "--loglevel=WARNING", "--concurrency=2"]))
-        commands.append(("web", [*manage, "runserver", f"127.0.0.1:{port}", "--noreload"]))
+        # The demo shows what users see: friendly error pages, not Django's debug pages (which
+        # list every URL and setting). runserver --insecure still serves the static files.
+        env.setdefault("DEBUG", "false")
+        web = [*manage, "runserver", f"127.0.0.1:{port}", "--noreload"]
+        debug = env["DEBUG"].strip().lower() in ("1", "true", "yes", "on")
+        commands.append(("web", web if debug else [*web, "--insecure"]))
         processes = []
         try:
             for name, command in commands:
