@@ -20,10 +20,11 @@ class PlotlyFinder(BaseFinder):
         return []
 
     def find(self, path, find_all=False, **kwargs):
-        match = str(SOURCE / "plotly.min.js") if path == PATH else None
-        if find_all:
-            return [match] if match else []
-        return match
+        # As Django's own finders do: no match is an empty list, whatever find_all says.
+        if path != PATH:
+            return []
+        match = str(SOURCE / "plotly.min.js")
+        return [match] if find_all else match
 
     def list(self, ignore_patterns):
         storage = FileSystemStorage(location=str(SOURCE))

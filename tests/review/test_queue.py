@@ -225,3 +225,16 @@ def test_a_user_of_another_tenant_gets_the_friendly_404(client, acme, globex_lea
 def test_a_member_with_no_memories_sees_an_empty_queue(client, acme):
     client.force_login(make_user("newcomer", acme, "reviewer"))
     assert "Nothing needs review" in client.get("/t/acme/review/").content.decode()
+
+
+def test_the_changes_poll_takes_bad_parameters_in_its_stride(client, acme, lead, policy):
+    kept = flagged(acme, policy)
+    client.force_login(lead)
+    for query in (
+        "shown=abc,,1x&since=2026-13-45T99:00",
+        "shown=&since=",
+        f"shown={kept.pk}&since=yesterday",
+    ):
+        response = client.get(f"/t/acme/review/changes/?{query}", headers={"HX-Request": "true"})
+        assert response.status_code == 200
+        assert "left the queue" not in response.content.decode()

@@ -78,7 +78,10 @@ def memory_list(request: HttpRequest, membership) -> HttpResponse:
 def queue_changes(request: HttpRequest, membership) -> HttpResponse:
     """Polled by the open queue: rows taken away since it loaded, claims, and new arrivals."""
     shown = [int(pk) for pk in request.GET.get("shown", "").split(",") if pk.isdigit()][: lists.PAGE_SIZE]
-    since = parse_datetime(request.GET.get("since", "")) if request.GET.get("since") else None
+    try:
+        since = parse_datetime(request.GET.get("since", ""))
+    except ValueError:  # well formed but not a real time: count no arrivals rather than fail
+        since = None
     changes = lists.queue_changes(membership.tenant, viewer=request.user, shown=shown, since=since)
     return page(
         request,

@@ -1,0 +1,31 @@
+"""Everything the pages load is served from this server: htmx from django-htmx, plotly.js from
+the plotly package, our own CSS and JavaScript. No CDN."""
+
+import re
+from pathlib import Path
+
+import pytest
+from django.contrib.staticfiles import finders
+
+TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
+
+
+def test_plotly_js_comes_from_the_plotly_package():
+    found = finders.find("plotly/plotly.min.js")
+    assert found and found.endswith("plotly/package_data/plotly.min.js")
+    assert finders.find("plotly/plotly.min.js", find_all=True) == [found]
+
+
+def test_a_missing_file_is_not_found_rather_than_an_error():
+    assert finders.find("plotly/nothing-here.js") is None
+    assert finders.find("django-htmx/htmx.min.js") is None
+
+
+@pytest.mark.django_db
+def test_no_page_loads_anything_from_another_host(client, lead):
+    client.force_login(lead)
+    for template in TEMPLATES.rglob("*.html"):
+        assert not re.search(r"""(src|href)=["']https?://""", template.read_text()), template
+    page = client.get("/t/acme/").content.decode()
+    for url in re.findall(r'(?:src|href)="(/static/[^"]+)"', page):
+        assert finders.find(url.removeprefix("/static/")), url
