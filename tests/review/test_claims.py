@@ -28,11 +28,15 @@ def test_a_reviewer_claims_an_item_and_others_see_who_holds_it(client, acme, lea
     client.force_login(reviewer)
 
     response = client.post(
-        f"/t/acme/memories/{memory.pk}/claim/", {"view": "page"}, headers={"HX-Request": "true"}
+        f"/t/acme/memories/{memory.pk}/claim/", {"view": "claim"}, headers={"HX-Request": "true"}
     )
 
     assert response.status_code == 200
-    assert "You hold this item until" in response.content.decode()
+    region = response.content.decode()
+    assert region.lstrip().startswith(
+        '<div id="claim"'
+    )  # only the claim's region: a reason being typed stays
+    assert "You hold this item until" in region
     claim = held_claim(memory)
     assert claim.holder == reviewer
     assert claim.expires_at - claim.claimed_at == timedelta(minutes=15)
@@ -68,7 +72,7 @@ def test_the_open_page_renews_the_claim(client, acme, reviewer, policy):
 
     with time_machine.travel(timezone.now() + timedelta(minutes=10)):
         client.post(
-            f"/t/acme/memories/{memory.pk}/claim/renew/", {"view": "page"}, headers={"HX-Request": "true"}
+            f"/t/acme/memories/{memory.pk}/claim/renew/", {"view": "claim"}, headers={"HX-Request": "true"}
         )
         renewed = held_claim(memory)
 
@@ -111,7 +115,7 @@ def test_a_lead_reassigns_an_item_and_both_claims_are_recorded(client, acme, lea
 
     response = client.post(
         f"/t/acme/memories/{memory.pk}/claim/reassign/",
-        {"to": reviewer.pk, "view": "page"},
+        {"to": reviewer.pk, "view": "claim"},
         headers={"HX-Request": "true"},
     )
 

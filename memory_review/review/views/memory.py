@@ -250,7 +250,10 @@ def _claim_response(request, membership, memory, *, problem=None, status=200) ->
         line = rows.row_context(request, membership, "queue")
         return HttpResponse(rows.memory_row(row, line, problem=problem), status=status)
     context.update(_state(request, membership, memory))
-    return HttpResponse(render_to_string(f"{DETAIL}#state", context, request), status=status)
+    region = "claim" if view == "claim" else "state"
+    if region == "claim":
+        context["claim_problem"], context["problem"] = problem, None
+    return HttpResponse(render_to_string(f"{DETAIL}#{region}", context, request), status=status)
 
 
 def _claim_action(request, membership, pk, act) -> HttpResponse:
