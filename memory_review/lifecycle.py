@@ -81,8 +81,9 @@ MEMORY_MOVES: dict[tuple[str, str], tuple[frozenset[str], str]] = {
     ("user", "unfreeze"): (frozenset({M.FROZEN}), M.ACTIVE),
     ("user", "restore"): (_DEAD, M.ACTIVE),
     ("user", "forget"): (_ANY_MEMORY, M.DELETED),
-    # Jobs: the hard-TTL sweep and right-to-forget erasures. Frozen memories stay pinned.
-    ("system", "expire"): (_LIVE_OR_REVIEW, M.EXPIRED),
+    # Jobs: the hard-TTL sweep and right-to-forget erasures. The sweep leaves frozen memories
+    # pinned past their TTL; code expires one only when a person unfreezes it past its TTL.
+    ("system", "expire"): (frozenset({M.ACTIVE, M.NEEDS_REVIEW, M.FROZEN}), M.EXPIRED),
     ("system", "erase"): (_ANY_MEMORY, M.DELETED),
 }
 
@@ -155,8 +156,6 @@ def transition(
             row.save(update_fields=changed)
         except IntegrityError as exc:  # a concurrent write won the subject first
             raise subject_taken(row, f"{action} memory {row.pk}") from exc
-        if isinstance(row, Memory):
-            tally_move(tenant_id=row.tenant_id, from_status=from_status, to_status=target)
         audit = chain.append(
             Transition(
                 tenant_id=row.tenant_id,
@@ -173,6 +172,10 @@ def transition(
                 created_at=now,
             )
         )
+        if isinstance(row, Memory):
+            # Under the tenant's chain lock, which every transition takes in the same order
+            # (the count rows, taken before it, made opposite moves deadlock).
+            tally_move(tenant_id=row.tenant_id, from_status=from_status, to_status=target)
     obj.status, obj.row_version = row.status, row.row_version
     if isinstance(row, Memory):
         obj.flagged_at, obj.flagged_for = row.flagged_at, row.flagged_for

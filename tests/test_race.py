@@ -68,3 +68,45 @@ def test_exactly_one_of_two_simultaneous_reviewers_wins_every_race(acme):
     assert chain.verify(acme) is None
     kept = {status: n for status, n in tallies.counts(acme).items() if n}
     assert kept == tallies.counted(acme)  # the losers' moves left no trace in the counts either
+
+
+@pytest.mark.django_db(transaction=True)
+def test_opposite_moves_on_different_memories_at_once_never_deadlock(acme):
+    """A flag (active -> needs_review) and an approval (needs_review -> active) touch the same
+    two status counts from opposite ends: they must take them in one order."""
+    memories = [make_memory(acme) for _ in range(12)]
+    for memory in memories[::2]:
+        transition(obj=memory, action="flag", actor=Actor.policy("v1"), reason="setup", seen_version=1)
+    errors, lock = [], threading.Lock()
+
+    def move(memory, action):
+        try:
+            transition(
+                obj=memory,
+                action=action,
+                actor=Actor("user", "1"),
+                reason="at once",
+                seen_version=memory.row_version,
+            )
+        except Exception as exc:  # a deadlock surfaces as OperationalError
+            with lock:
+                errors.append(repr(exc))
+        finally:
+            connections.close_all()
+
+    for _ in range(3):
+        threads = [
+            threading.Thread(target=move, args=(m, "approve" if m.status == "needs_review" else "flag"))
+            for m in memories
+        ]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=30)
+        for memory in memories:
+            memory.refresh_from_db()
+
+    assert errors == []
+    kept = {status: n for status, n in tallies.counts(acme).items() if n}
+    assert kept == tallies.counted(acme)
+    assert chain.verify(acme) is None

@@ -21,8 +21,10 @@ def tally_add(*, tenant_id: int, status: str, delta: int) -> None:
 
 
 def tally_move(*, tenant_id: int, from_status: str, to_status: str) -> None:
-    tally_add(tenant_id=tenant_id, status=from_status, delta=-1)
-    tally_add(tenant_id=tenant_id, status=to_status, delta=1)
+    # Always in the same order, whichever way the memory moves, so two opposite moves never
+    # each hold the row the other waits for.
+    for status, delta in sorted(((from_status, -1), (to_status, 1))):
+        tally_add(tenant_id=tenant_id, status=status, delta=delta)
 
 
 def counts(tenant: Tenant) -> dict[str, int]:

@@ -82,8 +82,16 @@ def still_true_figure(points: list[VotePoint], policy: Thresholds) -> dict:
             "paper_bgcolor": "#fff",
             "shapes": shapes,
             "annotations": [
-                {"xref": "paper", "x": 0, "y": y, "text": text, "showarrow": False, "xanchor": "left",
-                 "yanchor": "bottom", "font": {"size": 11}}
+                {
+                    "xref": "paper",
+                    "x": 0,
+                    "y": y,
+                    "text": text,
+                    "showarrow": False,
+                    "xanchor": "left",
+                    "yanchor": "bottom",
+                    "font": {"size": 11},
+                }
                 for y, text in edges
             ],  # fmt: skip
         },

@@ -5,6 +5,7 @@ row version the reviewer saw, so a colleague's or the policy's change since is n
 from dataclasses import dataclass, field
 
 from django.db import transaction
+from django.utils import timezone
 
 from memory_review.assessments.models import Disposition, Verdict
 from memory_review.audit.models import Transition
@@ -38,12 +39,13 @@ ACTIONS: dict[str, Action] = {
     "forget": Action("Forget", "forgotten (content erased)", reason_required=True, danger=True),
 }
 REWRITE = Action("Rewrite", "rewritten", key="e", reason_required=True)
-# Moves that revive a memory: code checks its hard TTL first.
-REVIVING = ("approve", "unfreeze", "restore")
+# Moves that would keep a memory past its hard TTL in force: code expires it instead.
+EXPIRE_INSTEAD = ("approve", "freeze", "unfreeze")
+KEEP = object()  # a new hard TTL not given: keep the memory's own
 
 
 class ReasonRequired(LifecycleError):
-    pass
+    """Input the reviewer must give (a reason, the corrected text, a new hard TTL): a 400."""
 
 
 @dataclass
@@ -63,13 +65,33 @@ def can_rewrite(memory: Memory) -> bool:
     return permits(memory, "user", "supersede")
 
 
-def _check(memory: Memory, *, user, can_lead: bool, action: Action, reason: str) -> str:
+def _check(memory: Memory, *, user, can_lead: bool, action: Action, reason: str) -> tuple[Memory, str]:
+    """The memory's row, locked (claims are taken under the same lock, so one taken a moment
+    ago is seen), and the reason to record."""
     if action.reason_required and not reason.strip():
         raise ReasonRequired(f"{action.label.lower()} needs a reason: it is kept in the audit trail")
-    held = held_claim(memory)
+    row = Memory.objects.select_for_update().get(pk=memory.pk)
+    held = held_claim(row)
     if held is not None and held.holder_id != user.pk and not can_lead:
         raise ClaimHeld(held)
-    return reason.strip() or f"{action.done} in review (no reason given)"
+    return row, reason.strip() or f"{action.done} in review (no reason given)"
+
+
+def _new_ttl(row: Memory, valid_until, doing: str) -> tuple[object, str]:
+    """The hard TTL a revived or rewritten memory will have, and what to say about it in the
+    audit reason. A memory past its TTL needs a new one (a time to come, or None for none)."""
+    if valid_until is KEEP:
+        if row.is_expired():
+            until = f"{row.valid_until:%Y-%m-%d %H:%M} UTC"
+            raise ReasonRequired(
+                f"its hard TTL passed at {until}: to {doing} it, give it a new one (or none)"
+            )
+        return KEEP, ""
+    if valid_until is not None and valid_until <= timezone.now():
+        raise ReasonRequired(f"the new hard TTL ({valid_until:%Y-%m-%d %H:%M}) must be in the future")
+    old = f"{row.valid_until:%Y-%m-%d %H:%M} UTC" if row.valid_until else "none"
+    new = f"{valid_until:%Y-%m-%d %H:%M} UTC" if valid_until else "none"
+    return valid_until, f" (hard TTL {old} → {new})"
 
 
 @transaction.atomic
@@ -81,16 +103,23 @@ def memory_decide(
     reason: str,
     seen_version: int,
     can_lead: bool = False,
+    valid_until=KEEP,
     request_id: str | None = None,
 ) -> Outcome:
-    """Approve, freeze, unfreeze, restore, confirm a kill, send to review or forget."""
+    """Approve, freeze, unfreeze, restore, confirm a kill, send to review or forget. Restoring
+    a memory past its hard TTL needs `valid_until` (a time to come, or None)."""
     if action not in ACTIONS:
         raise LifecycleError(f"unknown action {action!r}; expected one of {', '.join(ACTIONS)}")
     spec = ACTIONS[action]
-    reason = _check(memory, user=user, can_lead=can_lead, action=spec, reason=reason)
+    row, reason = _check(memory, user=user, can_lead=can_lead, action=spec, reason=reason)
     actor = Actor.user(user)
-    if action in REVIVING and memory.is_expired():
+    if action in EXPIRE_INSTEAD and row.is_expired() and row.row_version == seen_version:
         return _expire_instead(memory, action=action, seen_version=seen_version, request_id=request_id)
+    if action == "restore" and row.row_version == seen_version:
+        ttl, said = _new_ttl(row, valid_until, "restore")
+        if ttl is not KEEP:
+            Memory.objects.filter(pk=row.pk).update(valid_until=ttl)
+            reason += said
     if action == "forget":
         memory_forget(
             memory=memory, actor=actor, reason=reason, seen_version=seen_version, request_id=request_id
@@ -110,11 +139,9 @@ def memory_decide(
 
 
 def _expire_instead(memory: Memory, *, action: str, seen_version: int, request_id: str | None) -> Outcome:
-    """Past its hard TTL a memory never comes back to life: code expires it (when it is in
-    review or active) and says so, instead of the reviewer's move."""
+    """Past its hard TTL a memory never stays in force: code expires it and says so, instead of
+    the reviewer's move (approving it, or freezing or unfreezing it, would keep it live)."""
     until = f"{memory.valid_until:%Y-%m-%d %H:%M} UTC"
-    if not permits(memory, "system", "expire"):
-        raise LifecycleError(f"cannot {action} memory {memory.pk}: its hard TTL passed at {until}")
     transition(
         obj=memory,
         action="expire",
@@ -141,28 +168,31 @@ def memory_rewrite(
     reason: str,
     seen_version: int,
     can_lead: bool = False,
+    valid_until=KEEP,
     request_id: str | None = None,
 ) -> Outcome:
     """The reviewer writes the corrected memory: stored as the next version, tied to the evidence
-    that showed the old one changed, linked `supersedes` with origin `reviewer`."""
-    reason = _check(memory, user=user, can_lead=can_lead, action=REWRITE, reason=reason)
+    that showed the old one changed, linked `supersedes` with origin `reviewer`. It keeps the old
+    hard TTL unless given a new one; past it, it needs one."""
+    row, reason = _check(memory, user=user, can_lead=can_lead, action=REWRITE, reason=reason)
     if not content.strip():
         raise ReasonRequired("a rewrite needs the corrected text")
+    ttl, said = _new_ttl(row, valid_until, "rewrite")
     actor = Actor.user(user)
     successor = memory_write(
-        event=evidence_for_rewrite(memory),
-        kind=memory.kind,
-        subject=memory.subject,
+        event=evidence_for_rewrite(row),
+        kind=row.kind,
+        subject=row.subject,
         content=content.strip(),
         written_by=str(actor),
-        user_id=memory.user_id,
-        agent_id=memory.agent_id,
-        thread_id=memory.thread_id,
-        valid_until=memory.valid_until,
+        user_id=row.user_id,
+        agent_id=row.agent_id,
+        thread_id=row.thread_id,
+        valid_until=row.valid_until if ttl is KEEP else ttl,
         supersedes=memory,
         seen_version=seen_version,
         actor=actor,
-        reason=f"rewritten in review: {reason}",
+        reason=f"rewritten in review: {reason}{said}",
         link_origin=MemoryLink.Origin.REVIEWER,
         request_id=request_id,
     )

@@ -59,7 +59,7 @@ def decode(cursor: str, queryset: QuerySet, ordering: tuple[str, ...]) -> list:
         field = queryset.model._meta.get_field(column)
         try:
             python = field.to_python(value)
-        except ValidationError as exc:
+        except (ValidationError, TypeError, ValueError, OverflowError) as exc:
             raise BadCursor(f"this page link has a bad {column}") from exc
         if python is None:
             raise BadCursor(f"this page link has no {column}")

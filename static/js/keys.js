@@ -24,7 +24,9 @@
     next.scrollIntoView({ block: "nearest" });
   }
   function scope() {
-    return currentRow() || document.getElementById("memory-state") || document;
+    // On a list, a key acts on the row the reviewer moved to, never on one they did not choose.
+    if (document.querySelector("[data-rows]")) return currentRow();
+    return document.getElementById("memory-state") || document.querySelector("main");
   }
   function say(text) {
     var flash = document.getElementById("flash");
@@ -35,7 +37,8 @@
     flash.replaceChildren(line);
   }
   function press(key) {
-    var target = scope().querySelector('[data-key="' + key + '"]:not([disabled])');
+    var within = scope();
+    var target = within && within.querySelector('[data-key="' + key + '"]:not([disabled])');
     if (!target) return false;
     if (target.hasAttribute("data-needs-reason")) {
       var reason = target.form && target.form.querySelector("[data-reason]");

@@ -5,6 +5,8 @@ queue, a memory's page and the disagreements page are saved under var/screenshot
 PostgreSQL only, like the other browser tests: a live server needs committed rows.
 """
 
+import time
+
 import pytest
 from django.db import connection
 from django.db.models import Count, Q
@@ -102,6 +104,12 @@ def test_the_queue_and_the_memory_page_work_from_the_keyboard(browser, live_serv
     def focused_id() -> str:
         return browser.switch_to.active_element.get_attribute("id")
 
+    keys.send_keys("a").perform()  # no row chosen yet: nothing is approved
+    time.sleep(1)  # time enough for a request that should not have been sent
+    assert (
+        Memory.objects.filter(pk__in=[int(r.get_attribute("id")[7:]) for r in rows], status="active").count()
+        == 0
+    )
     keys.send_keys("j").perform()
     assert focused_id() == rows[0].get_attribute("id")
     keys.send_keys("j").perform()

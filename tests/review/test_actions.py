@@ -259,15 +259,74 @@ def test_code_checks_expire_a_memory_in_review_past_its_ttl(acme, policy):
     assert settled == {memory.pk: "expired"} and rest == []
 
 
-def test_restoring_a_memory_past_its_ttl_is_refused(client, acme, lead):
-    memory = memory_in(acme, "contradicted")
+def test_restoring_a_memory_past_its_ttl_needs_a_new_one_and_records_it(client, acme, lead):
+    memory = memory_in(acme, "expired")
     Memory.objects.filter(pk=memory.pk).update(valid_until=timezone.now() - timedelta(days=1))
     client.force_login(lead)
+    page = client.get(f"/t/acme/memories/{memory.pk}/").content.decode()
+    assert "restoring it needs a new one" in page
 
-    response = act(client, memory, "restore", reason="we need it back")
+    refused = act(client, memory, "restore", reason="we need it back")
+    past = client.post(
+        f"/t/acme/memories/{memory.pk}/act/",
+        {
+            "action": "restore",
+            "reason": "x",
+            "seen_version": memory.row_version,
+            "valid_until": "2020-01-01T10:00",
+        },
+        headers={"HX-Request": "true"},
+    )
+    later = (timezone.now() + timedelta(days=30)).replace(second=0, microsecond=0)
+    restored = client.post(
+        f"/t/acme/memories/{memory.pk}/act/",
+        {
+            "action": "restore",
+            "reason": "the expiry was set a month short",
+            "seen_version": memory.row_version,
+            "valid_until": timezone.localtime(later).strftime("%Y-%m-%dT%H:%M"),
+        },
+        headers={"HX-Request": "true"},
+    )
 
-    assert response.status_code == 409
-    assert "hard TTL passed" in response.content.decode()
+    assert refused.status_code == 400 and "give it a new one (or none)" in refused.content.decode()
+    assert past.status_code == 400 and "must be in the future" in past.content.decode()
+    assert restored.status_code == 200
+    memory.refresh_from_db()
+    assert (memory.status, memory.valid_until) == ("active", later)
+    reason = Transition.objects.filter(memory=memory).latest("seq").reason
+    assert reason.startswith("the expiry was set a month short (hard TTL") and "→" in reason
+
+
+def test_a_memory_restored_with_no_ttl_keeps_none(client, acme, lead):
+    memory = memory_in(acme, "expired")
+    Memory.objects.filter(pk=memory.pk).update(valid_until=timezone.now() - timedelta(days=1))
+    client.force_login(lead)
+    client.post(
+        f"/t/acme/memories/{memory.pk}/act/",
+        {
+            "action": "restore",
+            "reason": "no expiry after all",
+            "seen_version": memory.row_version,
+            "no_ttl": "1",
+        },
+    )
+    memory.refresh_from_db()
+    assert (memory.status, memory.valid_until) == ("active", None)
+
+
+@pytest.mark.parametrize(("start", "action"), [("needs_review", "freeze"), ("frozen", "unfreeze")])
+def test_freezing_or_unfreezing_a_memory_past_its_ttl_expires_it(client, acme, lead, start, action):
+    memory = memory_in(acme, start)
+    Memory.objects.filter(pk=memory.pk).update(valid_until=timezone.now() - timedelta(minutes=5))
+    client.force_login(lead)
+
+    response = act(client, memory, action)
+
+    memory.refresh_from_db()
+    assert memory.status == "expired"
+    assert Transition.objects.filter(memory=memory).latest("seq").actor == "system:ttl-check"
+    assert "code expired it instead" in response.content.decode()
 
 
 class TestRewrite:
@@ -307,6 +366,25 @@ class TestRewrite:
         move = Transition.objects.filter(memory=memory).latest("seq")
         assert move.reason == "rewritten in review: the evidence changed the day"
         assert "rewritten as version 2" in response.content.decode()
+
+    def test_a_memory_past_its_ttl_is_rewritten_only_with_a_new_one(self, client, acme, lead, policy):
+        memory = flagged(acme, policy, disposition="partial")
+        Memory.objects.filter(pk=memory.pk).update(valid_until=timezone.now() - timedelta(hours=1))
+        memory.refresh_from_db()
+        client.force_login(lead)
+
+        refused = self.rewrite(client, memory, "Corrected.")
+        allowed = client.post(
+            f"/t/acme/memories/{memory.pk}/rewrite/",
+            {"content": "Corrected.", "reason": "changed", "seen_version": memory.row_version, "no_ttl": "1"},
+        )
+
+        assert refused.status_code == 400 and "give it a new one" in refused.content.decode()
+        assert allowed.status_code == 302
+        memory.refresh_from_db()
+        successor = memory.superseded_by
+        assert (successor.status, successor.valid_until) == ("active", None)
+        assert not successor.is_expired()
 
     def test_a_rewrite_needs_text_and_a_reason(self, client, acme, lead, policy):
         memory = flagged(acme, policy)

@@ -167,3 +167,23 @@ def test_deciding_an_item_ends_its_claim(client, acme, reviewer, policy):
 
     claim = Claim.objects.get(memory=memory)
     assert claim.released_at is not None and claim.release_note == "the memory was decided (approve)"
+
+
+def test_reassigning_to_someone_outside_the_tenant_is_a_404_that_names_nobody(
+    client, acme, globex, lead, policy
+):
+    memory = flagged(acme, policy)
+    outsider = make_user("globex-reviewer", globex, "reviewer")
+    outsider.first_name = "Secret"
+    outsider.save()
+    stranger = make_user("stranger")
+    client.force_login(lead)
+
+    answers = [
+        client.post(f"/t/acme/memories/{memory.pk}/claim/reassign/", {"to": to, "view": "claim"})
+        for to in (outsider.pk, stranger.pk, "²", "")
+    ]
+
+    assert [a.status_code for a in answers] == [404, 404, 404, 404]
+    assert not any(b"Secret" in a.content or b"stranger" in a.content for a in answers)
+    assert not Claim.objects.exists()

@@ -200,3 +200,12 @@ def test_queries_on_the_memory_page_do_not_grow_with_its_votes_and_links(client,
         link_create(src=neighbour, dst=memory, kind="supports", origin="explicit")
         link_create(src=make_memory(acme), dst=neighbour, kind="refines", origin="assessment")
     assert queries() == few
+
+
+@pytest.mark.parametrize("moment", ["2024-02-30T10:00", "2024-01-01T25:00"])
+def test_an_impossible_as_of_time_is_a_400_too(client, acme, lead, moment):
+    memory = make_memory(acme)
+    client.force_login(lead)
+    response = client.get(f"/t/acme/memories/{memory.pk}/", {"as_of": moment})
+    assert response.status_code == 400
+    assert "is not a date and time" in response.content.decode()

@@ -238,3 +238,20 @@ def test_the_changes_poll_takes_bad_parameters_in_its_stride(client, acme, lead,
         response = client.get(f"/t/acme/review/changes/?{query}", headers={"HX-Request": "true"})
         assert response.status_code == 200
         assert "left the queue" not in response.content.decode()
+
+
+@pytest.mark.parametrize("cursor", ["WzAuMSwgNSwgNV0", "WzUsIDVd", "WyJ4IiwgIjIwMjYtMDEtMDFUMDA6MDAiLCAxXQ"])
+def test_a_tampered_page_link_is_a_400_on_every_list(client, acme, lead, policy, cursor):
+    flagged(acme, policy)
+    client.force_login(lead)
+    for path in ("/t/acme/review/", "/t/acme/memories/"):
+        response = client.get(f"{path}?after={cursor}")
+        assert response.status_code == 400, path
+        assert "this page link" in response.content.decode()
+
+
+def test_the_changes_poll_ignores_ids_that_are_not_numbers(client, acme, lead, policy):
+    kept = flagged(acme, policy)
+    client.force_login(lead)
+    for shown in ("²", "9" * 5000, "99999999999999999999999", f"{kept.pk},²"):
+        assert client.get("/t/acme/review/changes/", {"shown": shown}).status_code == 200

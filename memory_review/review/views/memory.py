@@ -1,10 +1,11 @@
 """One memory: its page (provenance, status and verdict history, chart, links graph, what held
 at a time), the reviewer's actions on it, and claiming it."""
 
+import re
+
 from django import forms
 from django.conf import settings
 from django.contrib import messages
-from django.contrib.auth import get_user_model
 from django.http import HttpRequest, HttpResponse, JsonResponse, QueryDict
 from django.shortcuts import get_object_or_404, redirect
 from django.template.loader import render_to_string
@@ -21,6 +22,7 @@ from .. import charts, claims, graph, lists, memory_page, rows
 from ..access import get_memory_for, require_lead, require_reviewer
 from ..decisions import (
     ACTIONS,
+    KEEP,
     REWRITE,
     ReasonRequired,
     available_actions,
@@ -40,7 +42,10 @@ def _as_of(request: HttpRequest):
     raw = request.GET.get("as_of", "").strip()
     if not raw:
         return None, None
-    at = parse_datetime(raw)
+    try:
+        at = parse_datetime(raw)
+    except ValueError:  # well formed, but no such day or hour
+        at = None
     if at is None:
         return None, f"{raw!r} is not a date and time (use the picker, or YYYY-MM-DD HH:MM)"
     if timezone.is_naive(at):
@@ -106,20 +111,33 @@ def memory_chart(request: HttpRequest, membership, pk: int) -> JsonResponse:
     return HttpResponse(charts.to_json(figure), content_type="application/json")
 
 
-class ActForm(forms.Form):
+class _DecisionForm(forms.Form):
+    seen_version = forms.IntegerField(min_value=1)
+    view = forms.ChoiceField(choices=[("page", "page"), ("row", "row")], required=False)
+    filters = forms.CharField(required=False, max_length=2000)
+    # A new hard TTL (restoring or rewriting a memory past its own): a time, or none at all.
+    valid_until = forms.DateTimeField(required=False, input_formats=["%Y-%m-%dT%H:%M", "%Y-%m-%d %H:%M"])
+    no_ttl = forms.BooleanField(required=False)
+
+    def service_arguments(self) -> dict:
+        data = dict(self.cleaned_data)
+        for name in ("seen_version", "view", "filters", "no_ttl"):
+            data.pop(name, None)
+        if self.cleaned_data.get("no_ttl"):
+            data["valid_until"] = None
+        elif data.get("valid_until") is None:
+            data["valid_until"] = KEEP
+        return data
+
+
+class ActForm(_DecisionForm):
     action = forms.ChoiceField(choices=[(name, action.label) for name, action in ACTIONS.items()])
     reason = forms.CharField(max_length=1000, required=False, strip=True)
-    seen_version = forms.IntegerField(min_value=1)
-    view = forms.ChoiceField(choices=[("page", "page"), ("row", "row")], required=False)
-    filters = forms.CharField(required=False, max_length=2000)
 
 
-class RewriteForm(forms.Form):
+class RewriteForm(_DecisionForm):
     content = forms.CharField(max_length=20_000, strip=True)
     reason = forms.CharField(max_length=1000, strip=True)
-    seen_version = forms.IntegerField(min_value=1)
-    view = forms.ChoiceField(choices=[("page", "page"), ("row", "row")], required=False)
-    filters = forms.CharField(required=False, max_length=2000)
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -147,10 +165,8 @@ def _decide(request: HttpRequest, membership, memory, form: forms.Form, service)
     if not form.is_valid():
         problem = "; ".join(f"{name}: {' '.join(errors)}" for name, errors in form.errors.items())
         return _respond(request, membership, memory, view, problem=problem, status=400)
-    data = dict(form.cleaned_data)
-    seen = data.pop("seen_version")
-    data.pop("view", None)
-    filters = data.pop("filters", "")
+    data = form.service_arguments()
+    seen, filters = form.cleaned_data["seen_version"], form.cleaned_data["filters"]
     try:
         outcome = service(
             memory=memory,
@@ -302,9 +318,13 @@ def claim_release(request: HttpRequest, membership, pk: int) -> HttpResponse:
 @tenant_view
 def claim_reassign(request: HttpRequest, membership, pk: int) -> HttpResponse:
     require_lead(membership)
-    to = get_object_or_404(
-        get_user_model(), pk=request.POST.get("to") if str(request.POST.get("to")).isdigit() else 0
+    # Only a member of this tenant can be named: anyone else is a 404, never a name or a hint.
+    chosen = request.POST.get("to", "")
+    member = get_object_or_404(
+        Membership.objects.filter(tenant=membership.tenant).select_related("user"),
+        user_id=int(chosen) if re.fullmatch(r"[0-9]{1,18}", chosen) else 0,
     )
+    to = member.user
     return _claim_action(
         request, membership, pk, lambda memory: claims.claim_reassign(memory=memory, to=to, by=request.user)
     )

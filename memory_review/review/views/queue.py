@@ -2,6 +2,8 @@
 tells the reviewer what colleagues and the policy took away, and bulk actions on exactly the
 filtered set a lead confirmed."""
 
+import re
+
 from django import forms
 from django.conf import settings
 from django.core import signing
@@ -16,6 +18,7 @@ from ..decisions import ACTIONS, bulk_decide
 from ..paging import BadCursor
 from .base import page, partial_or_page, tenant_view
 
+ID = re.compile(r"[0-9]{1,18}")  # what a row id can be (str.isdigit() also takes "²")
 BULK_ACTIONS = [(name, action.label) for name, action in ACTIONS.items() if name != "forget"]
 BULK_SALT = "memory-review.bulk"
 BULK_MAX_AGE_S = 3600
@@ -77,7 +80,7 @@ def memory_list(request: HttpRequest, membership) -> HttpResponse:
 @tenant_view
 def queue_changes(request: HttpRequest, membership) -> HttpResponse:
     """Polled by the open queue: rows taken away since it loaded, claims, and new arrivals."""
-    shown = [int(pk) for pk in request.GET.get("shown", "").split(",") if pk.isdigit()][: lists.PAGE_SIZE]
+    shown = [int(pk) for pk in request.GET.get("shown", "").split(",") if ID.fullmatch(pk)][: lists.PAGE_SIZE]
     try:
         since = parse_datetime(request.GET.get("since", ""))
     except ValueError:  # well formed but not a real time: count no arrivals rather than fail
