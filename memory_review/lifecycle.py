@@ -156,22 +156,25 @@ def transition(
             row.save(update_fields=changed)
         except IntegrityError as exc:  # a concurrent write won the subject first
             raise subject_taken(row, f"{action} memory {row.pk}") from exc
-        audit = chain.append(
-            Transition(
-                tenant_id=row.tenant_id,
-                memory=row if isinstance(row, Memory) else None,
-                candidate=row if isinstance(row, PromotionCandidate) else None,
-                from_status=from_status,
-                to_status=target,
-                action=action,
-                actor=str(actor),
-                reason=_fit(reason.strip(), 1000),
-                verdict=verdict,
-                row_version=row.row_version,
-                request_id=request_id or None,  # '' reads back as NULL on Oracle: hash the same
-                created_at=now,
+        try:
+            audit = chain.append(
+                Transition(
+                    tenant_id=row.tenant_id,
+                    memory=row if isinstance(row, Memory) else None,
+                    candidate=row if isinstance(row, PromotionCandidate) else None,
+                    from_status=from_status,
+                    to_status=target,
+                    action=action,
+                    actor=str(actor),
+                    reason=_fit(reason.strip(), 1000),
+                    verdict=verdict,
+                    row_version=row.row_version,
+                    request_id=request_id or None,  # '' reads back as NULL on Oracle: hash the same
+                    created_at=now,
+                )
             )
-        )
+        except chain.ChainBroken as exc:
+            raise LifecycleError(f"nothing was changed: {exc}") from exc
         if isinstance(row, Memory):
             # Under the tenant's chain lock, which every transition takes in the same order
             # (the count rows, taken before it, made opposite moves deadlock).

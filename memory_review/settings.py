@@ -202,6 +202,21 @@ JEV_STATE_TOKENS = env_int("JEV_STATE_TOKENS", 32_000)
 # The agents' API.
 API_MAX_TEXT_CHARS = env_int("API_MAX_TEXT_CHARS", 20_000)
 
+# The audit trail (docs/audit.md). Keys never live in the database: AUDIT_KEY (hex) with
+# AUDIT_KEY_ID, or AUDIT_KEY_FILE (JSON, rotatable); the demo creates var/audit-key.json.
+AUDIT_KEY = os.environ.get("AUDIT_KEY", "")
+AUDIT_KEY_ID = os.environ.get("AUDIT_KEY_ID", "k1")
+AUDIT_KEY_FILE = os.environ.get("AUDIT_KEY_FILE") or str(VAR_DIR / "audit-key.json")
+# Signed checkpoints of each chain's head, written outside the database (append-only files).
+AUDIT_CHECKPOINT_DIR = os.environ.get("AUDIT_CHECKPOINT_DIR") or str(VAR_DIR / "audit-checkpoints")
+AUDIT_CHECKPOINT_MINUTES = env_int("AUDIT_CHECKPOINT_MINUTES", 10)
+CELERY_BEAT_SCHEDULE = {
+    "audit-checkpoints": {
+        "task": "memory_review.audit.tasks.checkpoint_all",
+        "schedule": AUDIT_CHECKPOINT_MINUTES * 60.0,
+    },
+}
+
 # The review workspace.
 REVIEW_CLAIM_MINUTES = env_int("REVIEW_CLAIM_MINUTES", 15)  # a claim lapses unless its page renews it
 REVIEW_BULK_MAX = env_int("REVIEW_BULK_MAX", 500)  # the most memories one bulk action moves

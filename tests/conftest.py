@@ -13,6 +13,16 @@ def pytest_report_header(config):
     return f"database backend: {settings.DATABASES['default']['ENGINE'].rsplit('.', 1)[-1]}"
 
 
+TEST_AUDIT_KEY, TEST_AUDIT_KEY_ID = "5e" * 32, "test-key"
+
+
+@pytest.fixture(autouse=True)
+def audit_key(settings, tmp_path):
+    """Every test signs its audit rows with one known key and keeps checkpoints to itself."""
+    settings.AUDIT_KEY, settings.AUDIT_KEY_ID = TEST_AUDIT_KEY, TEST_AUDIT_KEY_ID
+    settings.AUDIT_CHECKPOINT_DIR = str(tmp_path / "audit-checkpoints")
+
+
 @pytest.fixture
 def acme(db):
     return Tenant.objects.create(slug="acme", name="Acme Support")

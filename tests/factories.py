@@ -76,8 +76,8 @@ def without_append_only_trigger(sql: str, params: list) -> None:
             cursor.execute(sql, params)
             cursor.execute("SET LOCAL session_replication_role = origin")
         else:
-            cursor.execute("DROP TRIGGER audit_transition_no_update")
-            cursor.execute("DROP TRIGGER audit_transition_no_delete")
+            cursor.execute("DROP TRIGGER IF EXISTS audit_transition_no_update")
+            cursor.execute("DROP TRIGGER IF EXISTS audit_transition_no_delete")
             cursor.execute(sql, params)
 
 

@@ -29,7 +29,13 @@ class Transition(TenantOwned):
     request_id = models.CharField(max_length=64, null=True, blank=True)
     created_at = models.DateTimeField()
     prev_hash = models.CharField(max_length=64)
-    hash = models.CharField(max_length=64)
+    hash = models.CharField(max_length=64, help_text="HMAC-SHA256 under key_id (docs/audit.md).")
+    key_id = models.CharField(
+        max_length=32,
+        null=True,
+        blank=True,
+        help_text="The audit key that signed it.",
+    )
 
     class Meta:
         constraints = [

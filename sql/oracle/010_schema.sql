@@ -221,6 +221,20 @@ CREATE INDEX "AUDIT_TRAN_VERDICT_ID_BDF0AC71" ON "AUDIT_TRANSITION" ("VERDICT_ID
 --
 -- THIS OPERATION CANNOT BE WRITTEN AS SQL
 
+-- audit.0004_audit_key_id
+--
+-- Add field key_id to transition
+--
+ALTER TABLE "AUDIT_TRANSITION" ADD "KEY_ID" NVARCHAR2(32) NULL;
+--
+-- Alter field hash on transition
+--
+-- (no-op)
+--
+-- Raw Python operation
+--
+-- THIS OPERATION CANNOT BE WRITTEN AS SQL
+
 -- memories.0002_review_queue
 --
 -- Remove index memory_tenant_status_ix from memory

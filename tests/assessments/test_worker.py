@@ -60,6 +60,9 @@ class Workers:
             "CELERY_RESTORE_INTERVAL": "1",
             "JEV_STANDIN_URL": standin_url,
             "TYPESAFE_API_KEY": "",
+            # The workers sign audit rows with the key this test verifies them with.
+            "AUDIT_KEY": settings.AUDIT_KEY,
+            "AUDIT_KEY_ID": settings.AUDIT_KEY_ID,
             # A short lease, so the redelivered task can take over from the killed worker soon.
             "JEV_TIMEOUT_S": "5",
             "JEV_MAX_TRIES": "1",
