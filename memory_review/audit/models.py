@@ -62,3 +62,21 @@ class AuditChain(models.Model):
 
     def __str__(self) -> str:
         return f"chain of {self.tenant_id} at #{self.seq}"
+
+
+class AuditVerification(TenantOwned):
+    """When a tenant's trail was last checked and what was found: the auditor's workspace shows
+    the latest. verify_audit, the checkpoint job and the workspace's "verify now" write one."""
+
+    verified_at = models.DateTimeField()
+    intact = models.BooleanField()
+    problem = models.CharField(max_length=1000, null=True, blank=True)
+    seq = models.PositiveBigIntegerField(help_text="The chain's head when checked.")
+    checkpoint_seq = models.PositiveBigIntegerField(null=True, blank=True)
+    by = models.CharField(max_length=120)
+
+    class Meta:
+        indexes = [models.Index(fields=["tenant", "verified_at"], name="auditverify_tenant_time_ix")]
+
+    def __str__(self) -> str:
+        return f"{'intact' if self.intact else 'broken'} at {self.verified_at:%Y-%m-%d %H:%M}"

@@ -34,3 +34,8 @@ def require_reviewer(membership: Membership) -> None:
 def require_lead(membership: Membership) -> None:
     if not membership.can_lead:
         raise PermissionDenied("only a support lead or an admin may do this")
+
+
+def require_auditor(membership: Membership) -> None:
+    if not membership.can_audit:
+        raise PermissionDenied("the audit trail is for compliance auditors, support leads and admins")

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from .views import assessments, home, memory, promotions, queue
+from .views import assessments, audit, home, memory, promotions, queue
 
 urlpatterns = [
     path("", home.home, name="home"),
@@ -25,6 +25,12 @@ urlpatterns = [
     path("t/<slug:slug>/promotions/disagreements/", promotions.disagreement_list, name="disagreements"),
     path("t/<slug:slug>/promotions/<int:pk>/", promotions.promotion_detail, name="promotion-detail"),
     path("t/<slug:slug>/promotions/<int:pk>/decide/", promotions.promotion_decide, name="promotion-decide"),
+    # The audit trail
+    path("t/<slug:slug>/audit/", audit.audit_trail_view, name="audit-trail"),
+    path("t/<slug:slug>/audit/verify/", audit.audit_verify, name="audit-verify"),
+    path("t/<slug:slug>/audit/export.csv", audit.audit_export, {"fmt": "csv"}, name="audit-export-csv"),
+    path("t/<slug:slug>/audit/export.jsonl", audit.audit_export, {"fmt": "jsonl"}, name="audit-export-jsonl"),
+    path("t/<slug:slug>/audit/memories/<int:pk>/", audit.memory_lineage, name="memory-lineage"),
     # Assessments
     path("t/<slug:slug>/assessments/", assessments.assessment_list, name="assessment-list"),
     path("t/<slug:slug>/assessments/<int:pk>/", assessments.assessment_detail, name="assessment-detail"),

@@ -38,6 +38,11 @@ class Membership(models.Model):
         return self.role in (Role.REVIEWER, Role.LEAD, Role.ADMIN)
 
     @property
+    def can_audit(self) -> bool:
+        """Reads the audit trail, verifies it and exports it."""
+        return self.role in (Role.AUDITOR, Role.LEAD, Role.ADMIN)
+
+    @property
     def can_lead(self) -> bool:
         """Also acts on others' claims and on whole filtered sets at once."""
         return self.role in (Role.LEAD, Role.ADMIN)

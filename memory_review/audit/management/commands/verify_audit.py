@@ -1,7 +1,6 @@
 from django.core.management.base import BaseCommand, CommandError
 
-from memory_review.audit import chain, checkpoints
-from memory_review.tenancy.db_context import tenant_context
+from memory_review.audit.verification import verify_and_record
 from memory_review.tenancy.models import Tenant
 
 
@@ -21,26 +20,20 @@ class Command(BaseCommand):
             tenants = tenants.filter(slug=tenant)
             if not tenants.exists():
                 raise CommandError(f"no tenant with slug {tenant!r}")
-        problems = []
+        broken = 0
         for t in tenants:
-            # Under VPD or row-level security the rows are only visible with the tenant set;
-            # without it the walk would see nothing and call the chain intact.
-            with tenant_context(t.pk):
-                try:
-                    checkpoint = checkpoints.latest(t)
-                    problem = chain.verify(t, checkpoint=checkpoint)
-                except checkpoints.CheckpointError as exc:
-                    checkpoint, problem = None, f"tenant {t.slug}: {exc}"
-                head = chain.AuditChain.objects.for_tenant(t).first()
-            if problem:
-                problems.append(problem)
-                self.stderr.write(str(problem))
-            else:
-                against = (
-                    f", checked against the checkpoint of {checkpoint.at} (#{checkpoint.seq})"
-                    if checkpoint
-                    else ""
-                )
-                self.stdout.write(f"tenant {t.slug}: intact, {head.seq if head else 0} transitions{against}")
-        if problems:
-            raise CommandError(f"audit trail broken in {len(problems)} tenant(s)")
+            # The check sets the tenant for the database (VPD, row-level security): without it the
+            # walk would see no rows and call the chain intact.
+            result = verify_and_record(t, by="system:verify_audit")
+            if not result.intact:
+                broken += 1
+                self.stderr.write(result.problem)
+                continue
+            against = (
+                f", checked against the checkpoint of #{result.checkpoint_seq}"
+                if result.checkpoint_seq is not None
+                else ""
+            )
+            self.stdout.write(f"tenant {t.slug}: intact, {result.seq} transitions{against}")
+        if broken:
+            raise CommandError(f"audit trail broken in {broken} tenant(s)")

@@ -1,5 +1,5 @@
-"""`make demo`'s last step: the stand-in (when there is no API key), a Celery worker and the web
-server, together, until Ctrl-C."""
+"""`make demo`'s last step: the stand-in (when there is no API key), a Celery worker, Celery beat
+and the web server, together, until Ctrl-C."""
 
 import os
 import signal
@@ -55,6 +55,10 @@ class Command(BaseCommand):
             )
         celery = [sys.executable, "-m", "celery", "-A", "memory_review", "worker"]
         commands.append(("worker", [*celery, "--loglevel=WARNING", "--concurrency=2"]))
+        # Periodic jobs: the signed audit checkpoints (AUDIT_CHECKPOINT_MINUTES).
+        schedule = str(settings.VAR_DIR / "celerybeat-schedule")
+        commands.append(("beat", [sys.executable, "-m", "celery", "-A", "memory_review", "beat",
+                                  "--loglevel=WARNING", "--schedule", schedule]))  # fmt: skip
         # The demo shows what users see: friendly error pages, not Django's debug pages (which
         # list every URL and setting). runserver --insecure still serves the static files.
         env.setdefault("DEBUG", "false")

@@ -1,0 +1,126 @@
+"""The auditor's reads: the trail filtered, and one memory's lineage from its evidence on."""
+
+from dataclasses import dataclass, field
+from datetime import datetime, time
+
+from django import forms
+from django.db.models import Q, QuerySet
+from django.utils import timezone
+
+from memory_review.assessments.models import Verdict
+from memory_review.audit.models import Transition
+from memory_review.lifecycle import CANDIDATE_MOVES, MEMORY_MOVES
+from memory_review.memories.models import Memory, MemoryLink, SourceEvent
+from memory_review.tenancy.models import Tenant
+
+from .names import actor_names
+
+ACTIONS = sorted({action for _, action in (*MEMORY_MOVES, *CANDIDATE_MOVES)})
+
+
+class TrailFilters(forms.Form):
+    actor = forms.ChoiceField(required=False, label="Who")
+    action = forms.ChoiceField(required=False, choices=[("", "Any action"), *((a, a) for a in ACTIONS)])
+    memory = forms.IntegerField(required=False, min_value=1, label="Memory id")
+    subject = forms.CharField(required=False, max_length=200, label="Subject contains")
+    since = forms.DateField(required=False, label="From", widget=forms.DateInput(attrs={"type": "date"}))
+    until = forms.DateField(required=False, label="Until", widget=forms.DateInput(attrs={"type": "date"}))
+
+    def __init__(self, data, *, tenant: Tenant):
+        super().__init__(data)
+        actors = (
+            Transition.objects.for_tenant(tenant).order_by("actor").values_list("actor", flat=True).distinct()
+        )
+        names = actor_names(actors)
+        self.fields["actor"].choices = [("", "Anyone"), *sorted(names.items(), key=lambda item: item[1])]
+
+    def clean(self):
+        data = super().clean()
+        if data.get("since") and data.get("until") and data["since"] > data["until"]:
+            raise forms.ValidationError("From must not be after Until")
+        return data
+
+    def filter(self, transitions: QuerySet) -> QuerySet:
+        data = self.cleaned_data
+        if data.get("actor"):
+            transitions = transitions.filter(actor=data["actor"])
+        if data.get("action"):
+            transitions = transitions.filter(action=data["action"])
+        if data.get("memory"):
+            transitions = transitions.filter(memory_id=data["memory"])
+        if data.get("subject"):
+            transitions = transitions.filter(
+                Q(memory__subject__icontains=data["subject"])
+                | Q(candidate__subject__icontains=data["subject"])
+            )
+        zone = timezone.get_current_timezone()
+        if data.get("since"):
+            transitions = transitions.filter(created_at__gte=datetime.combine(data["since"], time.min, zone))
+        if data.get("until"):
+            transitions = transitions.filter(created_at__lte=datetime.combine(data["until"], time.max, zone))
+        return transitions
+
+    @property
+    def active(self) -> dict:
+        return (
+            {name: str(value) for name, value in self.cleaned_data.items() if value}
+            if self.is_valid()
+            else {}
+        )
+
+
+def trail(tenant: Tenant) -> QuerySet:
+    return Transition.objects.for_tenant(tenant).select_related("memory", "candidate", "verdict").only(
+        "seq", "created_at", "from_status", "to_status", "action", "actor", "reason", "row_version", "hash",
+        "prev_hash", "key_id", "memory__id", "memory__subject", "candidate__id", "candidate__subject",
+        "verdict__id", "verdict__assessment_id", "verdict__disposition",
+    )  # fmt: skip
+
+
+def name_actors(rows: list[Transition]) -> None:
+    names = actor_names(row.actor for row in rows)
+    for row in rows:
+        row.actor_name = names[row.actor]
+
+
+@dataclass
+class Lineage:
+    """A memory from its evidence on: the event, what was written from it, the memory's versions
+    (what it superseded and what superseded it), and every move with the vote behind it."""
+
+    memory: Memory
+    event: SourceEvent
+    from_same_event: list[Memory] = field(default_factory=list)
+    versions: list[Memory] = field(default_factory=list)
+    moves: list[Transition] = field(default_factory=list)
+    verdicts: int = 0
+
+
+def lineage(memory: Memory) -> Lineage:
+    tenant_memories = Memory.objects.for_tenant(memory.tenant_id)
+    chain_ids, frontier = {memory.pk}, {memory.pk}
+    while frontier:  # the supersedes chain, both ways: bounded by the memory's own versions
+        links = MemoryLink.objects.for_tenant(memory.tenant_id).filter(
+            Q(src_id__in=frontier) | Q(dst_id__in=frontier), kind=MemoryLink.Kind.SUPERSEDES
+        )
+        found = {pk for link in links for pk in (link.src_id, link.dst_id)} - chain_ids
+        chain_ids |= found
+        frontier = found
+    versions = list(
+        tenant_memories.filter(pk__in=chain_ids).select_related("source_event").order_by("version", "pk")
+    )
+    moves = list(
+        Transition.objects.for_tenant(memory.tenant_id)
+        .filter(memory_id__in=chain_ids)
+        .select_related("verdict", "verdict__event", "memory")
+        .order_by("seq")
+    )
+    name_actors(moves)
+    return Lineage(
+        memory=memory,
+        event=memory.source_event,
+        from_same_event=list(tenant_memories.filter(source_event=memory.source_event).exclude(pk=memory.pk)),
+        versions=versions,
+        moves=moves,
+        verdicts=Verdict.objects.for_tenant(memory.tenant_id).filter(memory_id__in=chain_ids).count(),
+    )

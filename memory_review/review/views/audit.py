@@ -1,0 +1,84 @@
+"""The auditor's workspace: the trail filtered, its verification state, lineage, and exports
+that can be verified without this code base (docs/audit.md, tools/verify_export.py)."""
+
+from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
+from django.shortcuts import redirect
+from django.views.decorators.http import require_GET, require_POST
+
+from memory_review.audit import exports
+from memory_review.audit.verification import latest, verify_and_record
+from memory_review.lifecycle import Actor
+
+from .. import audit_trail
+from ..access import get_memory_for, require_auditor
+from ..paging import BadCursor, keyset_page
+from .base import page, tenant_view
+
+
+def _filtered(request: HttpRequest, membership):
+    filters = audit_trail.TrailFilters(request.GET, tenant=membership.tenant)
+    if not filters.is_valid():
+        return filters, None
+    return filters, filters.filter(audit_trail.trail(membership.tenant))
+
+
+@require_GET
+@tenant_view
+def audit_trail_view(request: HttpRequest, membership) -> HttpResponse:
+    require_auditor(membership)
+    filters, transitions = _filtered(request, membership)
+    status, listing = 200, None
+    if transitions is not None:
+        try:
+            listing = keyset_page(transitions, ("-seq",), size=50, after=request.GET.get("after"),
+                                  before=request.GET.get("before"))  # fmt: skip
+        except BadCursor as exc:
+            filters.add_error(None, f"{exc}: start again from the newest")
+        else:
+            audit_trail.name_actors(listing.rows)
+    if listing is None:
+        status = 400
+    query = request.GET.copy()
+    for cursor in ("after", "before"):
+        query.pop(cursor, None)
+    return page(
+        request, membership, "review/audit.html", status=status, filters=filters, listing=listing,
+        query=query.urlencode(), verification=latest(membership.tenant),
+    )  # fmt: skip
+
+
+@require_POST
+@tenant_view
+def audit_verify(request: HttpRequest, membership) -> HttpResponse:
+    require_auditor(membership)
+    verify_and_record(membership.tenant, by=str(Actor.user(request.user)))
+    return redirect("audit-trail", membership.tenant.slug)
+
+
+@require_GET
+@tenant_view
+def audit_export(request: HttpRequest, membership, fmt: str) -> HttpResponse:
+    """The filtered trail, streamed: a million rows never sit in memory."""
+    require_auditor(membership)
+    filters, transitions = _filtered(request, membership)
+    if transitions is None:
+        return page(request, membership, "review/audit.html", status=400, filters=filters, listing=None)
+    tenant = membership.tenant
+    name = f"audit-{tenant.slug}"
+    if fmt == "jsonl":
+        lines = exports.jsonl(tenant, transitions, filters=filters.active, complete=not filters.active)
+        response = StreamingHttpResponse(lines, content_type="application/x-ndjson; charset=utf-8")
+    else:
+        response = StreamingHttpResponse(
+            exports.csv_lines(tenant, transitions), content_type="text/csv; charset=utf-8"
+        )
+    response["Content-Disposition"] = f'attachment; filename="{name}.{fmt}"'
+    return response
+
+
+@require_GET
+@tenant_view
+def memory_lineage(request: HttpRequest, membership, pk: int) -> HttpResponse:
+    require_auditor(membership)
+    memory = get_memory_for(membership, pk)
+    return page(request, membership, "review/lineage.html", lineage=audit_trail.lineage(memory))
