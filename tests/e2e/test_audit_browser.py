@@ -1,0 +1,67 @@
+"""An auditor in headless Chromium: the audit page, filtered by a memory, a JSONL export checked by
+tools/verify_export.py, and no action buttons anywhere. PostgreSQL only (a live server)."""
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+from django.db import connection
+
+from memory_review.memories.models import Memory
+from memory_review.tenancy.models import Tenant
+from tests.e2e.conftest import console_errors, log_in, screenshot
+
+pytestmark = [
+    pytest.mark.skipif(
+        connection.vendor != "postgresql", reason="needs PostgreSQL (make test's second pass)"
+    ),
+    pytest.mark.django_db(transaction=True),
+]
+TOOL = Path(__file__).resolve().parents[2] / "tools" / "verify_export.py"
+
+
+def verifier():
+    spec = importlib.util.spec_from_file_location("verify_export", TOOL)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_an_auditor_filters_by_a_memory_exports_and_verifies_and_can_change_nothing(
+    browser, live_server, demo
+):
+    from selenium.webdriver.common.by import By
+
+    acme = Tenant.objects.get(slug="acme")
+    memory = Memory.objects.for_tenant(acme).filter(transitions__isnull=False).order_by("pk").first()
+    log_in(browser, live_server, "acme-auditor")
+    browser.find_element(By.LINK_TEXT, "Audit").click()
+    field = browser.find_element(By.NAME, "memory")
+    field.send_keys(str(memory.pk))
+    field.submit()
+
+    rows = browser.find_elements(By.CSS_SELECTOR, "table.trail tbody tr")
+    assert rows and all(f"memory {memory.pk}" in row.text for row in rows)
+    screenshot(browser, "audit")
+    link = browser.find_element(By.LINK_TEXT, "JSONL").get_attribute("href")
+    text = browser.execute_async_script(
+        "fetch(arguments[0], {credentials: 'same-origin'}).then(r => r.text()).then(arguments[1])", link
+    )
+    tool = verifier()
+    keys = {settings.AUDIT_KEY_ID: bytes.fromhex(settings.AUDIT_KEY)}
+    assert f"all {len(rows)} rows verified" in tool.verify(text.splitlines(keepends=True), keys)
+
+    pages = ["/t/acme/review/", f"/t/acme/memories/{memory.pk}/", "/t/acme/memories/", "/t/acme/promotions/",
+             f"/t/acme/audit/memories/{memory.pk}/"]  # fmt: skip
+    for path in pages:
+        browser.get(f"{live_server.url}{path}")
+        forms = [
+            form.get_attribute("action")
+            for form in browser.find_elements(By.CSS_SELECTOR, "form[method=post]")
+        ]
+        assert all(action.endswith(("/accounts/logout/", "/audit/verify/")) for action in forms), (
+            path,
+            forms,
+        )
+    assert console_errors(browser) == []
