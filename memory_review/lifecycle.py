@@ -93,6 +93,8 @@ CANDIDATE_MOVES: dict[tuple[str, str], tuple[frozenset[str], str]] = {
     # Code checks (missing source, duplicate) reject before any vote. The policy has no moves:
     # promotion runs in shadow mode, where its decision is only recorded.
     ("system", "reject"): (frozenset({CandidateStatus.PROPOSED}), CandidateStatus.REJECTED),
+    # A right-to-forget erasure takes back what its subject's events proposed.
+    ("system", "erase"): (_OPEN, CandidateStatus.REJECTED),
     ("user", "approve"): (_OPEN, CandidateStatus.APPROVED),
     ("user", "reject"): (_OPEN, CandidateStatus.REJECTED),
 }

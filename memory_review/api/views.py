@@ -88,6 +88,8 @@ def _event(tenant, pk: int) -> SourceEvent:
     event = SourceEvent.objects.for_tenant(tenant).filter(pk=pk).first()
     if event is None:
         raise BadInput({"source_event_id": "no such event in this tenant"})
+    if event.erased_at is not None:  # nothing may bring an erased person's data back
+        raise LifecycleError(f"event {event.pk} was erased (right to forget): nothing can cite it")
     return event
 
 

@@ -270,6 +270,8 @@ def run_invalidation(
 
 def _judge_and_record(assessment: Assessment, jev: Jev) -> Assessment:
     event = SourceEvent.objects.get(pk=assessment.event_id, tenant_id=assessment.tenant_id)
+    if event.erased_at is not None:  # erased while queued: its text is gone, and never goes to Jev
+        return finish(assessment, error=f"event {event.pk} was erased (right to forget) before it was judged")
     policy = Thresholds.from_data(assessment.policy.thresholds)
     shadow = PolicyVersion.objects.for_tenant(event.tenant).shadow()
     now = timezone.now()

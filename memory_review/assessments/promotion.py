@@ -121,6 +121,11 @@ def run_promotion(assessment_id: int, *, tenant_id: int | None = None, jev: Jev 
     if assessment.state in FINISHED:
         return assessment
     candidate = PromotionCandidate.objects.select_related("source_event", "tenant").get(assessment=assessment)
+    if candidate.source_event is None or candidate.source_event.erased_at is not None:
+        # Erased while queued: its text is gone, and never goes to Jev.
+        return finish(
+            assessment, error="the candidate's source event was erased (right to forget) before it was judged"
+        )
     usage = Usage()
     try:
         votes = ask_one(jev or get_jev(), promotion_state(candidate), PROMOTION_QUESTIONS, usage)

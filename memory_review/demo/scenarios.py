@@ -180,6 +180,7 @@ class TenantSeed:
     name: str
     lead: str  # username of the lead who takes the human decisions
     stories: list[Story]
+    two_person_rule: bool = False
 
 
 @dataclass(frozen=True)
@@ -1798,7 +1799,7 @@ GLOBEX_STORIES = [
 ]
 
 TENANTS = [
-    TenantSeed("acme", "Acme Support", lead="acme-lead", stories=ACME_STORIES),
+    TenantSeed("acme", "Acme Support", lead="acme-lead", stories=ACME_STORIES, two_person_rule=True),
     TenantSeed("globex", "Globex Logistics", lead="globex-lead", stories=GLOBEX_STORIES),
 ]
 
@@ -1899,7 +1900,9 @@ def _ensure_users(report: SeedReport) -> dict:
 
 
 def _ensure_tenant(spec: TenantSeed, report: SeedReport) -> Tenant:
-    tenant, created = Tenant.objects.get_or_create(slug=spec.slug, defaults={"name": spec.name})
+    tenant, created = Tenant.objects.get_or_create(
+        slug=spec.slug, defaults={"name": spec.name, "two_person_rule": spec.two_person_rule}
+    )
     if created:
         report.tenants_created.append(spec.slug)
     return tenant

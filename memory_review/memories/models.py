@@ -7,6 +7,7 @@ scope columns use NULL (never '') for "broader".
 
 import hashlib
 
+from django.conf import settings
 from django.db import models
 from django.db.models import Q
 from django.utils import timezone
@@ -283,11 +284,49 @@ class Erasure(TenantOwned):
     user_id = models.CharField(max_length=128)
     requested_by = models.CharField(max_length=120)
     reason = models.CharField(max_length=500)
+    confirmed_by = models.CharField(
+        max_length=120, null=True, blank=True, help_text="The second person, where the two-person rule holds."
+    )
     memories_erased = models.PositiveIntegerField(default=0)
     events_erased = models.PositiveIntegerField(default=0)
-    proof_hash = models.CharField(max_length=64, null=True, blank=True)
+    candidates_erased = models.PositiveIntegerField(default=0)
+    labels_cleared = models.PositiveIntegerField(default=0)
+    proof_hash = models.CharField(
+        max_length=64,
+        null=True,
+        blank=True,
+        help_text="SHA-256 over the erased rows' ids and prior content hashes.",
+    )
     completed_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     def __str__(self) -> str:
         return f"erasure {self.pk} for user {self.user_id}"
+
+
+class DualControl(TenantOwned):
+    """A request that needs a second lead or admin where the tenant keeps the two-person rule:
+    erasing a person's data, or forgetting a memory. It lapses after a day; asking, confirming
+    and cancelling are all kept, with who and when."""
+
+    class Kind(models.TextChoices):
+        ERASE = "erase", "Erase a person's data"
+        FORGET = "forget", "Forget a memory"
+
+    kind = models.CharField(max_length=8, choices=Kind.choices)
+    user_id = models.CharField(max_length=128, null=True, blank=True, help_text="Whose data, for an erasure.")
+    memory = models.ForeignKey(Memory, on_delete=models.PROTECT, null=True, blank=True, related_name="+")
+    seen_version = models.PositiveIntegerField(null=True, blank=True, help_text="The memory's, when asked.")
+    reason = models.CharField(max_length=1000)
+    requested_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    requested_at = models.DateTimeField()
+    expires_at = models.DateTimeField()
+    decided_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
+    decided_at = models.DateTimeField(null=True, blank=True)
+    outcome = models.CharField(max_length=16, null=True, blank=True, help_text="confirmed or cancelled")
+    erasure = models.ForeignKey(Erasure, on_delete=models.PROTECT, null=True, blank=True, related_name="+")
+
+    def __str__(self) -> str:
+        return f"{self.kind} request {self.pk}"

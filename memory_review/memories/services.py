@@ -84,7 +84,9 @@ def memory_write(
     `supersedes` link (the agent, an assessment, or a reviewer's rewrite).
     """
     if event.erased_at is not None:
-        raise LifecycleError("cannot write a memory from an erased event")
+        raise LifecycleError(
+            f"event {event.pk} was erased (right to forget): no memory can be written from it"
+        )
     if not content or not content.strip():
         raise ValueError("a memory needs content")
     require_kind(kind)

@@ -10,6 +10,7 @@ from django.utils import timezone
 from memory_review.assessments.models import Disposition, Verdict
 from memory_review.audit.models import Transition
 from memory_review.lifecycle import Actor, LifecycleError, StaleVersion, permits, transition
+from memory_review.memories.dual_control import request_forget
 from memory_review.memories.models import Memory, MemoryLink, MemoryStatus
 from memory_review.memories.services import memory_forget, memory_write
 
@@ -70,7 +71,7 @@ def _check(memory: Memory, *, user, can_lead: bool, action: Action, reason: str)
     ago is seen), and the reason to record."""
     if action.reason_required and not reason.strip():
         raise ReasonRequired(f"{action.label.lower()} needs a reason: it is kept in the audit trail")
-    row = Memory.objects.select_for_update().get(pk=memory.pk)
+    row = Memory.objects.select_for_update().select_related("tenant").get(pk=memory.pk)
     held = held_claim(row)
     if held is not None and held.holder_id != user.pk and not can_lead:
         raise ClaimHeld(held)
@@ -120,6 +121,13 @@ def memory_decide(
         if ttl is not KEEP:
             Memory.objects.filter(pk=row.pk).update(valid_until=ttl)
             reason += said
+    if action == "forget" and row.tenant.two_person_rule:
+        request = request_forget(memory=row, reason=reason, seen_version=seen_version, by=user)
+        return Outcome(
+            memory=memory,
+            message=f"{memory.subject}: forgetting it waits for a second lead or admin to confirm "
+            f"(until {request.expires_at:%Y-%m-%d %H:%M} UTC).",
+        )
     if action == "forget":
         memory_forget(
             memory=memory, actor=actor, reason=reason, seen_version=seen_version, request_id=request_id

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from .views import assessments, audit, home, memory, promotions, queue
+from .views import assessments, audit, erasures, home, memory, promotions, queue
 
 urlpatterns = [
     path("", home.home, name="home"),
@@ -31,6 +31,11 @@ urlpatterns = [
     path("t/<slug:slug>/audit/export.csv", audit.audit_export, {"fmt": "csv"}, name="audit-export-csv"),
     path("t/<slug:slug>/audit/export.jsonl", audit.audit_export, {"fmt": "jsonl"}, name="audit-export-jsonl"),
     path("t/<slug:slug>/audit/memories/<int:pk>/", audit.memory_lineage, name="memory-lineage"),
+    # The right to forget, and requests waiting for a second person
+    path("t/<slug:slug>/erasures/", erasures.erasure_list, name="erasure-list"),
+    path("t/<slug:slug>/erasures/request/", erasures.erasure_request, name="erasure-request"),
+    path("t/<slug:slug>/requests/<int:pk>/confirm/", erasures.request_confirm, name="request-confirm"),
+    path("t/<slug:slug>/requests/<int:pk>/cancel/", erasures.request_cancel, name="request-cancel"),
     # Assessments
     path("t/<slug:slug>/assessments/", assessments.assessment_list, name="assessment-list"),
     path("t/<slug:slug>/assessments/<int:pk>/", assessments.assessment_detail, name="assessment-detail"),

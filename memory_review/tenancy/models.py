@@ -7,6 +7,10 @@ from django.db import models
 class Tenant(models.Model):
     slug = models.SlugField(max_length=40, unique=True)
     name = models.CharField(max_length=120)
+    two_person_rule = models.BooleanField(
+        default=False,
+        help_text="Erasing a person's data or forgetting a memory needs a second lead or admin.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     def __str__(self) -> str:

@@ -186,3 +186,15 @@ BEGIN
   );
 END;
 /
+
+BEGIN
+  DBMS_RLS.ADD_POLICY(
+    object_schema   => SYS_CONTEXT('USERENV', 'CURRENT_SCHEMA'),
+    object_name     => 'MEMORIES_DUALCONTROL',
+    policy_name     => 'MEMORIES_DUALCONTROL_TNT',
+    policy_function => 'memory_tenant_policy',
+    statement_types => 'SELECT,INSERT,UPDATE,DELETE',
+    update_check    => TRUE
+  );
+END;
+/

@@ -15,6 +15,7 @@ from django.utils.dateparse import parse_datetime
 from django.views.decorators.http import require_GET, require_POST
 
 from memory_review.lifecycle import LifecycleError, StaleVersion
+from memory_review.memories import dual_control
 from memory_review.memories.models import MemoryStatus
 from memory_review.tenancy.models import Membership
 
@@ -92,6 +93,7 @@ def _state(request: HttpRequest, membership, memory) -> dict:
             if m.can_review
         ]
     return dict(
+        pending_requests=dual_control.pending(memory.tenant).filter(memory=memory),
         claim=claims.held_claim(memory),
         actions=available_actions(memory) if membership.can_review else [],
         rewrite=REWRITE if membership.can_review and can_rewrite(memory) else None,

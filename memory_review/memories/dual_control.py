@@ -1,0 +1,100 @@
+"""The two-person rule: where a tenant keeps it, erasing a person's data and forgetting a memory
+take a second lead or admin. The first asks; the request waits a day; another confirms (and it
+happens then) or anyone with the right cancels it. Every step is kept."""
+
+from datetime import timedelta
+
+from django.db import transaction
+from django.utils import timezone
+
+from memory_review.lifecycle import Actor, LifecycleError
+from memory_review.tenancy.models import Tenant
+
+from .erasure import erase_subject
+from .models import DualControl, Memory
+from .services import memory_forget
+
+LIFETIME = timedelta(hours=24)
+
+
+class DualControlError(LifecycleError):
+    pass
+
+
+def pending(tenant: Tenant, now=None):
+    """Requests waiting for a second person, newest first."""
+    return (
+        DualControl.objects.for_tenant(tenant)
+        .filter(outcome__isnull=True, expires_at__gt=now or timezone.now())
+        .select_related("requested_by", "memory")
+        .order_by("-requested_at")
+    )
+
+
+def request_erasure(*, tenant: Tenant, user_id: str, reason: str, by) -> DualControl:
+    if not (user_id or "").strip() or not (reason or "").strip():
+        raise DualControlError("an erasure needs the user id and a reason")
+    return _ask(tenant=tenant, kind=DualControl.Kind.ERASE, user_id=user_id.strip(), reason=reason, by=by)
+
+
+def request_forget(*, memory: Memory, reason: str, seen_version: int, by) -> DualControl:
+    if not (reason or "").strip():
+        raise DualControlError("forgetting needs a reason: it is kept in the audit trail")
+    if pending(memory.tenant).filter(memory=memory).exists():
+        raise DualControlError("forgetting this memory is already waiting for a second person")
+    return _ask(
+        tenant=memory.tenant, kind=DualControl.Kind.FORGET, memory=memory, seen_version=seen_version,
+        reason=reason, by=by,
+    )  # fmt: skip
+
+
+def _ask(*, tenant: Tenant, kind: str, reason: str, by, **target) -> DualControl:
+    now = timezone.now()
+    return DualControl.objects.create(
+        tenant=tenant, kind=kind, reason=reason.strip(), requested_by=by, requested_at=now,
+        expires_at=now + LIFETIME, **target,
+    )  # fmt: skip
+
+
+@transaction.atomic
+def confirm(*, request: DualControl, by, request_id: str | None = None) -> DualControl:
+    """The second person says yes, and it happens now, in the same transaction."""
+    row = _open(request)
+    if row.requested_by_id == by.pk:
+        raise DualControlError("the two-person rule needs someone other than the person who asked")
+    asked = f"asked by user {row.requested_by_id} at {row.requested_at:%Y-%m-%d %H:%M} UTC"
+    if row.kind == DualControl.Kind.ERASE:
+        row.erasure = erase_subject(
+            tenant=row.tenant, user_id=row.user_id, reason=row.reason,
+            requested_by=str(Actor.user(row.requested_by)), confirmed_by=str(Actor.user(by)),
+        )  # fmt: skip
+    else:
+        memory_forget(
+            memory=row.memory, actor=Actor.user(by), seen_version=row.seen_version, request_id=request_id,
+            reason=f"{row.reason} ({asked}; confirmed under the two-person rule, request {row.pk})",
+        )  # fmt: skip
+    return _decide(row, by, "confirmed")
+
+
+@transaction.atomic
+def cancel(*, request: DualControl, by) -> DualControl:
+    return _decide(_open(request), by, "cancelled")
+
+
+def _open(request: DualControl) -> DualControl:
+    row = (
+        DualControl.objects.select_for_update(of=("self",))
+        .select_related("tenant", "memory", "requested_by")
+        .get(pk=request.pk)
+    )
+    if row.outcome:
+        raise DualControlError(f"this request was already {row.outcome}")
+    if row.expires_at <= timezone.now():
+        raise DualControlError("this request lapsed (a day passed): ask again")
+    return row
+
+
+def _decide(row: DualControl, by, outcome: str) -> DualControl:
+    row.decided_by, row.decided_at, row.outcome = by, timezone.now(), outcome
+    row.save(update_fields=["decided_by", "decided_at", "outcome", "erasure"])
+    return row

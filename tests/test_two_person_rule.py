@@ -1,0 +1,152 @@
+"""The two-person rule: where a tenant keeps it, erasing a person's data and forgetting a memory
+need a second lead or admin, within a day; every step is kept."""
+
+from datetime import timedelta
+
+import pytest
+import time_machine
+from django.utils import timezone
+
+from memory_review.audit.models import Transition
+from memory_review.memories.models import DualControl, Erasure, Memory, SourceEvent
+from memory_review.tenancy.models import Role, Tenant
+from tests.factories import make_memory, make_user
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def strict(acme):
+    Tenant.objects.filter(pk=acme.pk).update(two_person_rule=True)
+    acme.refresh_from_db()
+    return acme
+
+
+@pytest.fixture
+def admin(acme):
+    return make_user("acme-admin", acme, Role.ADMIN)
+
+
+def forget(client, memory, reason="she asked us to"):
+    return client.post(
+        f"/t/acme/memories/{memory.pk}/act/",
+        {"action": "forget", "reason": reason, "seen_version": memory.row_version, "view": "page"},
+        headers={"HX-Request": "true"},
+    )
+
+
+def test_forgetting_waits_for_a_second_lead_who_then_makes_it_happen(client, strict, reviewer, lead):
+    memory = make_memory(strict, content="Her phone is +44 7700 900418.")
+    client.force_login(reviewer)
+
+    asked = forget(client, memory)
+
+    assert "waits for a second lead or admin" in asked.content.decode()
+    memory.refresh_from_db()
+    assert memory.status == "active"
+    request = DualControl.objects.get()
+    client.force_login(lead)
+    assert "Confirm forgetting" in client.get(f"/t/acme/memories/{memory.pk}/").content.decode()
+
+    client.post(f"/t/acme/requests/{request.pk}/confirm/")
+
+    memory.refresh_from_db()
+    request.refresh_from_db()
+    assert (memory.status, request.outcome, request.decided_by) == ("deleted", "confirmed", lead)
+    reason = Transition.objects.filter(memory=memory).latest("seq").reason
+    assert reason.startswith("she asked us to (asked by user") and f"request {request.pk}" in reason
+
+
+def test_the_person_who_asked_cannot_confirm_and_a_reviewer_cannot_either(client, strict, reviewer, lead):
+    memory = make_memory(strict)
+    client.force_login(lead)
+    forget(client, memory)
+    request = DualControl.objects.get()
+
+    client.post(f"/t/acme/requests/{request.pk}/confirm/")
+    client.force_login(reviewer)
+    assert client.post(f"/t/acme/requests/{request.pk}/confirm/").status_code == 403
+
+    memory.refresh_from_db()
+    assert memory.status == "active" and DualControl.objects.get().outcome is None
+
+
+def test_a_request_lapses_after_a_day(client, strict, reviewer, lead):
+    memory = make_memory(strict)
+    client.force_login(reviewer)
+    forget(client, memory)
+    request = DualControl.objects.get()
+
+    client.force_login(lead)
+    with time_machine.travel(timezone.now() + timedelta(hours=25)):
+        response = client.post(f"/t/acme/requests/{request.pk}/confirm/")
+        assert "lapsed" in client.get(response["Location"]).content.decode()
+
+    memory.refresh_from_db()
+    assert memory.status == "active"
+
+
+def test_whoever_asked_may_cancel(client, strict, reviewer):
+    memory = make_memory(strict)
+    client.force_login(reviewer)
+    forget(client, memory)
+    request = DualControl.objects.get()
+
+    client.post(f"/t/acme/requests/{request.pk}/cancel/")
+
+    assert DualControl.objects.get().outcome == "cancelled"
+    memory.refresh_from_db()
+    assert memory.status == "active"
+
+
+def test_without_the_rule_forgetting_happens_at_once(client, acme, reviewer):
+    memory = make_memory(acme)
+    client.force_login(reviewer)
+    forget(client, memory)
+    memory.refresh_from_db()
+    assert memory.status == "deleted" and not DualControl.objects.exists()
+
+
+def test_an_admin_asks_to_erase_a_person_typing_the_id_twice_and_a_lead_confirms(
+    client, strict, admin, lead, auditor
+):
+    make_memory(strict, content="Dana's address is 4 Mill Lane.", user_id="cust-9")
+    client.force_login(admin)
+
+    mistyped = client.post(
+        "/t/acme/erasures/request/", {"user_id": "cust-9", "confirm_user_id": "cust-8", "reason": "x"}
+    )
+    client.post(
+        "/t/acme/erasures/request/", {"user_id": "cust-9", "confirm_user_id": "cust-9", "reason": "her email"}
+    )
+
+    assert mistyped.status_code == 400 and "the two user ids differ" in mistyped.content.decode()
+    request = DualControl.objects.get(kind="erase")
+    assert Memory.objects.get(user_id="cust-9").status == "active"
+    client.force_login(lead)
+    client.post(f"/t/acme/requests/{request.pk}/confirm/")
+
+    erasure = Erasure.objects.get()
+    assert erasure.confirmed_by == f"user:{lead.pk}" and erasure.requested_by == f"user:{admin.pk}"
+    assert Memory.objects.get(user_id="cust-9").status == "deleted"
+    client.force_login(auditor)
+    page = client.get("/t/acme/erasures/").content.decode()
+    assert erasure.proof_hash in page and 'action="/t/acme/erasures/request/"' not in page
+
+
+def test_only_a_tenant_admin_may_ask_and_reviewers_and_labelers_see_nothing(
+    client, strict, lead, reviewer, labeler
+):
+    client.force_login(lead)
+    assert (
+        client.post(
+            "/t/acme/erasures/request/", {"user_id": "c", "confirm_user_id": "c", "reason": "r"}
+        ).status_code
+        == 403
+    )
+    for user in (reviewer, labeler):
+        client.force_login(user)
+        assert client.get("/t/acme/erasures/").status_code == 403
+    assert (
+        not DualControl.objects.exists() and not SourceEvent.objects.filter(erased_at__isnull=False).exists()
+    )
