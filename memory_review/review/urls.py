@@ -1,6 +1,6 @@
 from django.urls import path
 
-from .views import assessments, audit, erasures, home, memory, promotions, queue
+from .views import assessments, audit, erasures, home, memory, promotions, queue, tokens
 
 urlpatterns = [
     path("", home.home, name="home"),
@@ -36,6 +36,10 @@ urlpatterns = [
     path("t/<slug:slug>/erasures/request/", erasures.erasure_request, name="erasure-request"),
     path("t/<slug:slug>/requests/<int:pk>/confirm/", erasures.request_confirm, name="request-confirm"),
     path("t/<slug:slug>/requests/<int:pk>/cancel/", erasures.request_cancel, name="request-cancel"),
+    # The agents' API tokens
+    path("t/<slug:slug>/tokens/", tokens.token_list, name="token-list"),
+    path("t/<slug:slug>/tokens/new/", tokens.token_new, name="token-new"),
+    path("t/<slug:slug>/tokens/<int:pk>/revoke/", tokens.token_revoke_view, name="token-revoke"),
     # Assessments
     path("t/<slug:slug>/assessments/", assessments.assessment_list, name="assessment-list"),
     path("t/<slug:slug>/assessments/<int:pk>/", assessments.assessment_detail, name="assessment-detail"),

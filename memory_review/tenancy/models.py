@@ -2,6 +2,7 @@
 
 from django.conf import settings
 from django.db import models
+from django.utils import timezone
 
 
 class Tenant(models.Model):
@@ -79,7 +80,17 @@ class ApiToken(models.Model):
     token_hash = models.CharField(max_length=64)
     created_at = models.DateTimeField(auto_now_add=True)
     last_used_at = models.DateTimeField(null=True, blank=True)
+    expires_at = models.DateTimeField(null=True, blank=True, help_text="None: until revoked.")
     revoked_at = models.DateTimeField(null=True, blank=True)
+    revoked_by = models.CharField(max_length=120, null=True, blank=True)
 
     def __str__(self) -> str:
         return f"{self.name} ({self.prefix}…) for {self.tenant}"
+
+    @property
+    def state(self) -> str:
+        if self.revoked_at:
+            return "revoked"
+        if self.expires_at and self.expires_at <= timezone.now():
+            return "expired"
+        return "active"
