@@ -83,3 +83,22 @@ def test_the_assessment_list_groups_by_no_text_column_on_oracle():
     sql, _ = query.get_compiler(connection=offline_connection()).as_sql()
     group_bys = [part.split(")")[0] for part in sql.split("GROUP BY")[1:]]
     assert all('"TEXT"' not in g and '"ERROR"' not in g and '"THRESHOLDS"' not in g for g in group_bys)
+
+
+def test_the_ledger_is_an_oracle_blockchain_table_in_a_schema_of_its_own_fed_by_a_trigger():
+    dba = (SQL_DIR.parent / "docker-init" / "02_ledger.sql").read_text()
+    trigger = statements((SQL_DIR / "045_ledger.sql").read_text())
+
+    # The container runs this one with SQL*Plus as SYSDBA: plain statements, each ending in ';'.
+    sql_only = "\n".join(line for line in dba.splitlines() if not line.startswith("--"))
+    table = next(s.strip() for s in sql_only.split(";\n") if "BLOCKCHAIN TABLE" in s)
+    assert table.startswith("CREATE BLOCKCHAIN TABLE memory_ledger.transition_ledger")
+    for clause in (
+        "NO DROP UNTIL 365 DAYS IDLE",
+        "NO DELETE UNTIL 365 DAYS AFTER INSERT",
+        'HASHING USING "SHA2_512"',
+    ):
+        assert clause in table
+    assert "GRANT INSERT, SELECT ON memory_ledger.transition_ledger TO memory_owner" in dba
+    assert len(trigger) == 1 and trigger[0].endswith("END audit_transition_ledger;")
+    assert "INSERT INTO memory_ledger.transition_ledger" in trigger[0] and ":NEW.hash" in trigger[0]
