@@ -193,3 +193,17 @@ def test_a_memorys_lineage_runs_from_its_evidence_through_its_versions_and_moves
     assert [v.pk for v in lineage.versions] == [first.pk, second.pk]
     assert [m.action for m in lineage.moves] == ["supersede"]
     assert first.source_event.text in page.content.decode()
+
+
+def test_a_csv_export_verifies_outside_the_app_too(client, auditor, history, tmp_path):
+    client.force_login(auditor)
+    path = tmp_path / "audit.csv"
+    path.write_bytes(b"".join(client.get("/t/acme/audit/export.csv").streaming_content))
+    run = [sys.executable, "-S", str(TOOL), str(path), "--key", TEST_AUDIT_KEY, "--key-id", TEST_AUDIT_KEY_ID]
+
+    good = subprocess.run(run, capture_output=True, text=True)
+    path.write_text(path.read_text().replace(",checked,", ",Checked,", 1))
+    bad = subprocess.run(run, capture_output=True, text=True)
+
+    assert good.returncode == 0 and "all 6 rows verified" in good.stdout, good.stderr
+    assert bad.returncode == 1 and "edited or forged" in bad.stderr

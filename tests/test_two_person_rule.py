@@ -131,6 +131,7 @@ def test_an_admin_asks_to_erase_a_person_typing_the_id_twice_and_a_lead_confirms
     assert Memory.objects.get(user_id="cust-9").status == "deleted"
     client.force_login(auditor)
     page = client.get("/t/acme/erasures/").content.decode()
+    assert "confirmed by" in page and "erase cust-9" in page  # both steps, on record
     assert erasure.proof_hash in page and 'action="/t/acme/erasures/request/"' not in page
 
 

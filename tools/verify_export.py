@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""Verify a memory-review audit trail export (JSONL) with the Python standard library alone.
+"""Verify a memory-review audit trail export (JSONL or CSV) with the Python standard library alone.
 
     python tools/verify_export.py EXPORT.jsonl [--key-file KEYS.json | --key HEX --key-id ID]
+    python tools/verify_export.py EXPORT.csv ...
 
 It recomputes every row's HMAC-SHA256 from the fields the row carries, checks that each row
 points at the hash of the row before it, and for a complete export that the chain runs from #1
@@ -14,6 +15,7 @@ directory (where `make demo` keeps it). --key-file or --key name an auditor's ow
 """
 
 import argparse
+import csv
 import hashlib
 import hmac
 import json
@@ -51,7 +53,30 @@ def canonical(row: dict) -> bytes:
     return json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
 
 
-def verify(lines, keys: dict[str, bytes]) -> str:
+INTEGERS = ("tenant_id", "seq", "memory_id", "candidate_id", "verdict_id", "row_version")
+NULLABLE = ("memory_id", "candidate_id", "verdict_id", "request_id")
+
+
+def csv_rows(lines) -> tuple[dict, list[str]]:
+    """A CSV export as the JSONL one reads: a header (not complete: a CSV says nothing of the
+    chain's head) and one JSON line a row, empty cells null, numbers numbers."""
+    rows = []
+    for record in csv.DictReader(lines):
+        for name in NULLABLE:
+            if record.get(name) == "":
+                record[name] = None
+        for name in INTEGERS:
+            if record.get(name) is not None:
+                record[name] = int(record[name])
+        rows.append(json.dumps(record))
+    tenant = json.loads(rows[0])["tenant_id"] if rows else None
+    return {"export": FORMAT, "tenant": f"tenant {tenant}", "tenant_id": tenant, "complete": False}, rows
+
+
+def verify(lines, keys: dict[str, bytes], *, is_csv: bool = False) -> str:
+    if is_csv:
+        header, rows = csv_rows(lines)
+        lines = [json.dumps(header), *rows]
     lines = iter(lines)
     try:
         header = json.loads(next(lines))
@@ -113,9 +138,9 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     try:
         keys = load_keys(args)
-        stream = sys.stdin if args.file == "-" else open(args.file, encoding="utf-8")
+        stream = sys.stdin if args.file == "-" else open(args.file, encoding="utf-8", newline="")
         with stream:
-            print(verify(stream, keys))
+            print(verify(stream, keys, is_csv=args.file.endswith(".csv")))
     except Bad as problem:
         print(f"FAILED: {problem}", file=sys.stderr)
         return 1

@@ -8,6 +8,7 @@ from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect
+from django.utils import timezone
 from django.views.decorators.http import require_GET, require_POST
 
 from memory_review.lifecycle import Actor, LifecycleError
@@ -59,8 +60,12 @@ def _erasure_page(request: HttpRequest, membership, form: ErasureForm, status: i
         status=status,
         erasures=erasures,
         pending=dual_control.pending(membership.tenant),
+        history=DualControl.objects.for_tenant(membership.tenant)
+        .select_related("requested_by", "decided_by", "memory")
+        .order_by("-requested_at")[:50],
         form=form,
         may_erase=membership.role == Role.ADMIN,
+        now=timezone.now(),
     )
 
 
