@@ -175,3 +175,15 @@ def test_where_the_two_person_rule_holds_the_command_needs_two_leads(demo):
 
     erasure = Erasure.objects.get()
     assert erasure.requested_by.startswith("user:") and erasure.confirmed_by != erasure.requested_by
+
+
+def test_no_audit_reason_in_the_demo_quotes_a_memory_or_an_event(demo):
+    """Audit rows cannot be erased, so they must never hold what an erasure has to remove."""
+    texts = [
+        *Memory.objects.exclude(content=ERASED).values_list("content", flat=True),
+        *SourceEvent.objects.exclude(text=ERASED).values_list("text", flat=True),
+    ]
+    reasons = list(Transition.objects.values_list("reason", flat=True))
+    assert len(texts) > 150 and len(reasons) > 90
+    quoted = [text[:50] for text in texts for reason in reasons if text in reason]
+    assert quoted == []
