@@ -20,8 +20,11 @@ $(STAMP): pyproject.toml | $(BIN)/python
 
 install: $(STAMP)
 
-demo: install
-	@mkdir -p var
+# The key that signs sessions and CSRF tokens on this machine, made once, never committed.
+var/secret-key:
+	@mkdir -p var && umask 077 && $(PYTHON) -c 'import secrets; print(secrets.token_urlsafe(50))' > $@
+
+demo: install var/secret-key
 	$(BIN)/python manage.py migrate --noinput -v0
 	$(BIN)/python manage.py seed_demo
 	@test -f var/api-token || $(BIN)/python manage.py create_api_token --tenant acme --name demo-agent > var/api-token
@@ -33,7 +36,7 @@ demo: install
 	@echo "       http://127.0.0.1:$(PORT)/api/v1/t/acme/events"
 	$(BIN)/python manage.py run_demo --port $(PORT)
 
-check: install
+check: install var/secret-key
 	$(BIN)/python manage.py check --fail-level WARNING
 
 lint: install

@@ -23,6 +23,8 @@ else:
     os.environ["SQLITE_PATH"] = str(Path(tempfile.mkdtemp()) / "bench.sqlite3")
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memory_review.settings")
 os.environ["TYPESAFE_API_KEY"] = ""
+os.environ.setdefault("SECRET_KEY", "bench-only-" + os.urandom(24).hex())  # a throwaway database's key
+os.environ.setdefault("CACHE_URL", "locmem://")
 
 
 def drop() -> None:

@@ -7,9 +7,12 @@ Databases, in order of precedence:
 """
 
 import os
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
+from csp.constants import NONE, SELF
+from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(os.environ.get("VAR_DIR", BASE_DIR / "var"))
@@ -34,9 +37,71 @@ def env_list(name: str, default: str = "") -> list[str]:
     return [part.strip() for part in os.environ.get(name, default).split(",") if part.strip()]
 
 
-SECRET_KEY = os.environ.get("SECRET_KEY", "dev-only-insecure-key-change-me")
-DEBUG = env_bool("DEBUG", True)
+def env_secret(name: str, default: str = "") -> str:
+    """NAME, or the contents of the file NAME_FILE names (a Docker or Kubernetes secret)."""
+    if os.environ.get(name):
+        return os.environ[name]
+    if os.environ.get(f"{name}_FILE"):
+        return Path(os.environ[f"{name}_FILE"]).read_text().strip()
+    return default
+
+
+# Off unless asked for: a debug page shows the environment, and the API's shows bearer tokens.
+DEBUG = env_bool("DEBUG", False)
+
+
+def _secret_key() -> str:
+    key = env_secret("SECRET_KEY")
+    if not key and (VAR_DIR / "secret-key").is_file():  # written by `make demo`, never committed
+        key = (VAR_DIR / "secret-key").read_text().strip()
+    if not key:
+        raise ImproperlyConfigured(
+            "SECRET_KEY is not set. Set SECRET_KEY (or SECRET_KEY_FILE, a file holding it) to a long "
+            "random value, e.g. python -c 'import secrets; print(secrets.token_urlsafe(50))'; "
+            "`make demo` writes one to var/secret-key."
+        )
+    return key
+
+
+SECRET_KEY = _secret_key()
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", "127.0.0.1,localhost,testserver")
+
+# HTTPS. HTTPS=true (served over TLS, directly or behind a proxy) turns every protection on;
+# each has its own variable too. docs/deploy.md lists the production settings.
+HTTPS = env_bool("HTTPS", False)
+SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", HTTPS)
+SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$"]  # probes speak plain HTTP inside the cluster
+SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", HTTPS)
+CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", HTTPS)
+SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 365 * 24 * 3600 if HTTPS else 0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", HTTPS)
+SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", HTTPS)
+# Behind a TLS-terminating proxy that sets X-Forwarded-Proto (and strips any the client sent).
+if env_bool("TRUST_X_FORWARDED_PROTO", False):
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+USE_X_FORWARDED_HOST = env_bool("USE_X_FORWARDED_HOST", False)
+# How many proxies append to X-Forwarded-For in front of the app (0: the client connects directly).
+TRUSTED_PROXY_COUNT = env_int("TRUSTED_PROXY_COUNT", 0)
+CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS")
+SESSION_COOKIE_AGE = env_int("SESSION_COOKIE_AGE", 12 * 3600)  # a working day, then log in again
+X_FRAME_OPTIONS = "DENY"
+
+# Content-Security-Policy: scripts only from this origin, none inline. Styles allow inline
+# because plotly.js writes its own <style> rules; nothing else here needs it.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [SELF],
+        "script-src": [SELF],
+        "style-src": [SELF, "'unsafe-inline'"],
+        "img-src": [SELF, "data:"],
+        "font-src": [SELF],
+        "connect-src": [SELF],
+        "object-src": [NONE],
+        "base-uri": [NONE],
+        "form-action": [SELF],
+        "frame-ancestors": [NONE],
+    },
+}
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -44,7 +109,9 @@ INSTALLED_APPS = [
     "django.contrib.contenttypes",
     "django.contrib.sessions",
     "django.contrib.messages",
+    "whitenoise.runserver_nostatic",  # runserver leaves static files to WhiteNoise, as production
     "django.contrib.staticfiles",
+    "axes",
     "django_htmx",
     "template_partials",
     "memory_review.tenancy",
@@ -60,14 +127,18 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "memory_review.tenancy.middleware.RequestContextMiddleware",
+    "memory_review.api.errors.JsonErrorsMiddleware",
+    "csp.middleware.CSPMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
-    "django_htmx.middleware.HtmxMiddleware",
-    "memory_review.tenancy.middleware.RequestContextMiddleware",
+    "memory_review.review.htmx.HtmxVaryMiddleware",
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "memory_review.urls"
@@ -96,7 +167,7 @@ def _database() -> dict:
             "ENGINE": "django.db.backends.oracle",
             "NAME": os.environ["ORACLE_DSN"],  # host:port/service, thin mode
             "USER": os.environ.get("ORACLE_USER", "memory_app"),
-            "PASSWORD": os.environ.get("ORACLE_PASSWORD", ""),
+            "PASSWORD": env_secret("ORACLE_PASSWORD"),
             "OPTIONS": {},
         }
     if os.environ.get("DATABASE_URL"):
@@ -119,7 +190,29 @@ DATABASES = {"default": _database()}
 ORACLE_SCHEMA = os.environ.get("ORACLE_SCHEMA") or None
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
-AUTH_PASSWORD_VALIDATORS = []  # demo users share one password; production uses SSO in front
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": f"django.contrib.auth.password_validation.{name}"}
+    for name in (
+        "UserAttributeSimilarityValidator",
+        "MinimumLengthValidator",
+        "CommonPasswordValidator",
+        "NumericPasswordValidator",
+    )
+]
+# Login throttling (django-axes) on the app's and the admin's login: after LOGIN_FAILURE_LIMIT
+# wrong passwords for one user from one address, that pair is refused (429) for
+# LOGIN_LOCKOUT_MINUTES, right password or not.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 5)
+AXES_COOLOFF_TIME = timedelta(minutes=env_int("LOGIN_LOCKOUT_MINUTES", 15))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_VERBOSE = False
+AXES_LOCKOUT_CALLABLE = "memory_review.review.views.login.locked_out"
+AXES_CLIENT_IP_CALLABLE = "memory_review.tenancy.middleware.client_ip"
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
@@ -137,7 +230,13 @@ STATICFILES_FINDERS = [
     "django.contrib.staticfiles.finders.AppDirectoriesFinder",
     "memory_review.review.static_finders.PlotlyFinder",
 ]
-STATIC_ROOT = VAR_DIR / "staticfiles"
+STATIC_ROOT = Path(os.environ.get("STATIC_ROOT") or VAR_DIR / "staticfiles")
+# WhiteNoise serves the collected files (`collectstatic`) with far-future caching: every name
+# carries its content's hash. The demo collects them too, so it runs with DEBUG off.
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},
+}
 
 LOGGING = {
     "version": 1,
@@ -156,6 +255,20 @@ SILENCED_SYSTEM_CHECKS = ["models.W047"]
 # hands it back; one task at a time per worker process, so a redelivery waits for nobody.
 REDIS_URL = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")
 CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", REDIS_URL)
+# The shared cache (the API's rate limit): Redis; CACHE_URL=locmem:// for one process alone
+# (`make demo` without Redis).
+_cache_url = os.environ.get("CACHE_URL", REDIS_URL)
+CACHES = {
+    "default": (
+        {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
+        if _cache_url.startswith("locmem://")
+        else {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": _cache_url,
+            "KEY_PREFIX": os.environ.get("CACHE_KEY_PREFIX", "memory-review"),
+        }
+    )
+}
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
@@ -179,7 +292,7 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
 
 
 # Jev (TypeSafe System One). With no API key, the same SDK talks to the offline stand-in.
-TYPESAFE_API_KEY = os.environ.get("TYPESAFE_API_KEY", "")
+TYPESAFE_API_KEY = env_secret("TYPESAFE_API_KEY")
 TYPESAFE_BASE_URL = os.environ.get("TYPESAFE_BASE_URL") or None
 JEV_STANDIN_URL = os.environ.get("JEV_STANDIN_URL", "http://127.0.0.1:8765")
 JEV_MODEL = os.environ.get("JEV_MODEL", "jev-1.13.0")
@@ -201,10 +314,11 @@ JEV_STATE_TOKENS = env_int("JEV_STATE_TOKENS", 32_000)
 
 # The agents' API.
 API_MAX_TEXT_CHARS = env_int("API_MAX_TEXT_CHARS", 20_000)
+API_RATE_PER_MINUTE = env_int("API_RATE_PER_MINUTE", 300)  # per token; 0 turns the limit off
 
 # The audit trail (docs/audit.md). Keys never live in the database: AUDIT_KEY (hex) with
 # AUDIT_KEY_ID, or AUDIT_KEY_FILE (JSON, rotatable); the demo creates var/audit-key.json.
-AUDIT_KEY = os.environ.get("AUDIT_KEY", "")
+AUDIT_KEY = os.environ.get("AUDIT_KEY", "")  # not env_secret: AUDIT_KEY_FILE is the JSON key file
 AUDIT_KEY_ID = os.environ.get("AUDIT_KEY_ID", "k1")
 AUDIT_KEY_FILE = os.environ.get("AUDIT_KEY_FILE") or str(VAR_DIR / "audit-key.json")
 # Signed checkpoints of each chain's head, written outside the database (append-only files).

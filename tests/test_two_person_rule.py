@@ -77,8 +77,8 @@ def test_a_request_lapses_after_a_day(client, strict, reviewer, lead):
     forget(client, memory)
     request = DualControl.objects.get()
 
-    client.force_login(lead)
     with time_machine.travel(timezone.now() + timedelta(hours=25)):
+        client.force_login(lead)  # a session lasts a working day: the lead logs in that morning
         response = client.post(f"/t/acme/requests/{request.pk}/confirm/")
         assert "lapsed" in client.get(response["Location"]).content.decode()
 

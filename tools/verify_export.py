@@ -123,16 +123,15 @@ def verify(lines, keys: dict[str, bytes], *, is_csv: bool = False) -> str:
             recorded = head.get("seq")
             raise Bad(f"the export ends at #{last_seq}, but the chain's head it recorded is #{recorded}")
         return f"{header['tenant']}: all {count} rows verified, a complete chain up to its head #{last_seq}"
-    return (
-        f"{header['tenant']}: all {count} rows verified"
-        + (f"; {gaps} of them follow rows this filtered export leaves out" if gaps else "")
+    return f"{header['tenant']}: all {count} rows verified" + (
+        f"; {gaps} of them follow rows this filtered export leaves out" if gaps else ""
     )
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("file", help="a JSONL export, or - for standard input")
-    parser.add_argument("--key-file", help="a JSON key file: {\"current\": ID, \"keys\": {ID: HEX}}")
+    parser.add_argument("--key-file", help='a JSON key file: {"current": ID, "keys": {ID: HEX}}')
     parser.add_argument("--key", help="one key, in hexadecimal")
     parser.add_argument("--key-id", default="k1", help="the id of --key (default k1)")
     args = parser.parse_args(argv)

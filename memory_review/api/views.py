@@ -4,6 +4,7 @@ is written; a missing or wrong token is a 401; another tenant's URL is a 404."""
 from collections import Counter
 from functools import wraps
 
+from django.conf import settings
 from django.db import transaction
 from django.http import Http404, HttpRequest, JsonResponse
 from django.shortcuts import get_object_or_404
@@ -20,7 +21,7 @@ from memory_review.memories.models import SourceEvent
 from memory_review.tenancy.db_context import set_tenant
 from memory_review.tenancy.tokens import token_authenticate
 
-from . import intake, schemas
+from . import intake, schemas, throttle
 from .openapi import schema
 
 
@@ -50,6 +51,14 @@ def api_view(view):
             return response
         if token.tenant.slug != slug:
             return not_found()
+        wait = throttle.wait_seconds(token.prefix)
+        if wait is not None:
+            response = JsonResponse(
+                {"error": f"rate limit: {settings.API_RATE_PER_MINUTE} requests a minute per token"},
+                status=429,
+            )
+            response["Retry-After"] = str(wait)
+            return response
         set_tenant(token.tenant_id)  # cleared by RequestContextMiddleware
         request.api_token = token
         try:
@@ -79,7 +88,7 @@ def parse(request: HttpRequest, model: type[BaseModel]):
     if request.content_type != "application/json":
         raise BadInput({"body": "send JSON with Content-Type: application/json"})
     try:
-        return model.model_validate_json(request.body or b"")
+        return model.model_validate_json(request.body or b"")  # RequestDataTooBig: a 413 (errors.py)
     except ValidationError as exc:
         raise BadInput(schemas.error_fields(exc)) from exc
 

@@ -18,3 +18,16 @@ class RequestContextMiddleware:
             clear_tenant()
         response["X-Request-ID"] = request.request_id
         return response
+
+
+def client_ip(request) -> str:
+    """The client's address: REMOTE_ADDR, or, behind TRUSTED_PROXY_COUNT proxies, the address the
+    outermost trusted proxy saw (X-Forwarded-For read from the right, so a client cannot forge it)."""
+    from django.conf import settings
+
+    proxies = settings.TRUSTED_PROXY_COUNT
+    forwarded = [part.strip() for part in request.META.get("HTTP_X_FORWARDED_FOR", "").split(",")]
+    forwarded = [part for part in forwarded if part]
+    if proxies and len(forwarded) >= proxies:
+        return forwarded[-proxies]
+    return request.META.get("REMOTE_ADDR", "")

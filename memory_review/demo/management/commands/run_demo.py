@@ -7,9 +7,12 @@ import socket
 import subprocess
 import sys
 import time
+from pathlib import Path
 from urllib.parse import urlsplit
 
 from django.conf import settings
+from django.contrib.staticfiles.finders import get_finders
+from django.core.management import call_command
 from django.core.management.base import BaseCommand
 
 from memory_review.assessments.jev import uses_standin
@@ -24,11 +27,87 @@ def reachable(url: str) -> bool:
         return False
 
 
+class Supervisor:
+    """Runs the children and keeps them running: one that dies is restarted (and the terminal
+    says so), the others carry on. One that keeps dying within seconds of its start is left
+    stopped after RESTARTS tries, with the reason on the terminal."""
+
+    RESTARTS, QUICK_DEATH_S = 5, 10.0
+
+    def __init__(self, commands, env, stdout, stderr, style):
+        self.commands, self.env = dict(commands), env
+        self.stdout, self.stderr, self.style = stdout, stderr, style
+        self.processes: dict[str, subprocess.Popen] = {}
+        self.started: dict[str, float] = {}
+        self.quick_deaths: dict[str, int] = {}
+
+    def start(self, name: str) -> None:
+        self.processes[name] = subprocess.Popen(self.commands[name], env=self.env)
+        self.started[name] = time.monotonic()
+
+    def run(self, port: int) -> None:
+        try:
+            for name in self.commands:
+                self.start(name)
+            self.stdout.write(
+                self.style.SUCCESS(f"memory-review: http://127.0.0.1:{port}/ (Ctrl-C stops it)")
+            )
+            while self.processes:
+                time.sleep(0.5)
+                self.check()
+        except KeyboardInterrupt:
+            pass
+        finally:
+            self.stop()
+
+    def check(self) -> None:
+        """Restart every child that has stopped since the last look."""
+        for name, process in list(self.processes.items()):
+            if process.poll() is not None:
+                self.restart(name, process.returncode)
+
+    def restart(self, name: str, code: int) -> None:
+        quick = time.monotonic() - self.started[name] < self.QUICK_DEATH_S
+        self.quick_deaths[name] = self.quick_deaths.get(name, 0) + 1 if quick else 0
+        if self.quick_deaths[name] > self.RESTARTS:
+            del self.processes[name]
+            self.stderr.write(
+                f"{name} stopped (exit code {code}) {self.RESTARTS + 1} times within seconds of starting: "
+                "left stopped; the rest of the demo keeps running. Its output above says why."
+            )
+            return
+        self.stderr.write(self.style.WARNING(f"{name} stopped (exit code {code}): restarting it"))
+        if quick:
+            time.sleep(min(2 ** self.quick_deaths[name], 10))
+        self.start(name)
+
+    def stop(self) -> None:
+        for process in self.processes.values():
+            if process.poll() is None:
+                process.send_signal(signal.SIGTERM)
+        for process in self.processes.values():
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+
+
 class Command(BaseCommand):
     help = "Run the demo: Jev stand-in (without TYPESAFE_API_KEY), a Celery worker and the web server."
 
     def add_arguments(self, parser):
         parser.add_argument("--port", type=int, default=int(os.environ.get("PORT", 8000)))
+
+    def collect_static(self) -> None:
+        """`collectstatic` when a source file is newer than the last collection (compressing
+        plotly.js takes seconds; a demo started again should not wait for it)."""
+        manifest = Path(settings.STATIC_ROOT) / "staticfiles.json"
+        sources = (storage.path(path) for finder in get_finders() for path, storage in finder.list(None))
+        newest = max(os.stat(path).st_mtime for path in sources)
+        if manifest.is_file() and manifest.stat().st_mtime >= newest:
+            return
+        self.stdout.write("Collecting static files for WhiteNoise (the first time takes a few seconds)")
+        call_command("collectstatic", interactive=False, verbosity=0)
 
     def handle(self, *args, port, **options):
         env = dict(os.environ)
@@ -59,31 +138,9 @@ class Command(BaseCommand):
         schedule = str(settings.VAR_DIR / "celerybeat-schedule")
         commands.append(("beat", [sys.executable, "-m", "celery", "-A", "memory_review", "beat",
                                   "--loglevel=WARNING", "--schedule", schedule]))  # fmt: skip
-        # The demo shows what users see: friendly error pages, not Django's debug pages (which
-        # list every URL and setting). runserver --insecure still serves the static files.
+        # The demo runs as production does: DEBUG off (friendly error pages, not Django's debug
+        # pages that list every URL and setting), static files collected and served by WhiteNoise.
         env.setdefault("DEBUG", "false")
-        web = [*manage, "runserver", f"127.0.0.1:{port}", "--noreload"]
-        debug = env["DEBUG"].strip().lower() in ("1", "true", "yes", "on")
-        commands.append(("web", web if debug else [*web, "--insecure"]))
-        processes = []
-        try:
-            for name, command in commands:
-                processes.append((name, subprocess.Popen(command, env=env)))
-            self.stdout.write(
-                self.style.SUCCESS(f"memory-review: http://127.0.0.1:{port}/ (Ctrl-C stops it)")
-            )
-            while all(process.poll() is None for _, process in processes):
-                time.sleep(0.5)
-            stopped = [name for name, process in processes if process.poll() is not None]
-            self.stderr.write(f"stopped unexpectedly: {', '.join(stopped)}")
-        except KeyboardInterrupt:
-            pass
-        finally:
-            for _, process in processes:
-                if process.poll() is None:
-                    process.send_signal(signal.SIGTERM)
-            for _, process in processes:
-                try:
-                    process.wait(timeout=10)
-                except subprocess.TimeoutExpired:
-                    process.kill()
+        self.collect_static()
+        commands.append(("web", [*manage, "runserver", f"127.0.0.1:{port}", "--noreload"]))
+        Supervisor(commands, env, self.stdout, self.stderr, self.style).run(port)

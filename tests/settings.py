@@ -1,0 +1,18 @@
+"""The test suite's settings: production's, with a fixed key and static files served from the
+finders (no `collectstatic` before each run; tests/test_safe_defaults.py checks the collected,
+hashed files WhiteNoise serves in production)."""
+
+import os
+
+os.environ.setdefault("SECRET_KEY", "tests-only-" + "k3y-" * 12)
+os.environ.setdefault("CACHE_KEY_PREFIX", f"memory-review-tests-{os.getpid()}")
+
+from memory_review.settings import *  # noqa: E402,F403
+
+STORAGES = {
+    **STORAGES,  # noqa: F405
+    "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+}
+WHITENOISE_USE_FINDERS = True
+STATIC_ROOT = VAR_DIR / "tests-staticfiles"  # noqa: F405 (empty: WhiteNoise reads the finders)
+STATIC_ROOT.mkdir(parents=True, exist_ok=True)
