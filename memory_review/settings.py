@@ -302,7 +302,10 @@ JEV_MAX_TRIES = env_int("JEV_MAX_TRIES", 4)
 JEV_BACKOFF_S = env_float("JEV_BACKOFF_S", 0.5)
 JEV_BACKOFF_MAX_S = env_float("JEV_BACKOFF_MAX_S", 8.0)
 JEV_RETRY_AFTER_MAX_S = env_float("JEV_RETRY_AFTER_MAX_S", 30.0)
-JEV_LEASE_MARGIN_S = env_float("JEV_LEASE_MARGIN_S", 30.0)  # see assessments/leases.py
+# A worker renews its lease on an assessment every third of this while it lives; the reaper hands
+# one whose lease lapsed to another worker (assessments/leases.py, recovery.py).
+ASSESSMENT_LEASE_S = env_float("ASSESSMENT_LEASE_S", 30.0)
+ASSESSMENT_REAP_SECONDS = env_float("ASSESSMENT_REAP_SECONDS", 15.0)
 JEV_MAX_CONCURRENCY = env_int("JEV_MAX_CONCURRENCY", 32)
 JEV_REQUESTS_PER_MINUTE = env_int("JEV_REQUESTS_PER_MINUTE", 1200)
 # Invalidation batching (DESIGN §4, seeds/003).
@@ -324,10 +327,22 @@ AUDIT_KEY_FILE = os.environ.get("AUDIT_KEY_FILE") or str(VAR_DIR / "audit-key.js
 # Signed checkpoints of each chain's head, written outside the database (append-only files).
 AUDIT_CHECKPOINT_DIR = os.environ.get("AUDIT_CHECKPOINT_DIR") or str(VAR_DIR / "audit-checkpoints")
 AUDIT_CHECKPOINT_MINUTES = env_int("AUDIT_CHECKPOINT_MINUTES", 10)
+# The hard-TTL sweep: memories past valid_until expire within this many seconds, event or not.
+TTL_SWEEP_SECONDS = env_float("TTL_SWEEP_SECONDS", 30.0)
 CELERY_BEAT_SCHEDULE = {
     "audit-checkpoints": {
         "task": "memory_review.audit.tasks.checkpoint_all",
         "schedule": AUDIT_CHECKPOINT_MINUTES * 60.0,
+    },
+    "assessment-lease-reaper": {
+        "task": "memory_review.assessments.tasks.reap_lapsed_leases",
+        "schedule": ASSESSMENT_REAP_SECONDS,
+        "options": {"expires": ASSESSMENT_REAP_SECONDS},  # a backlog of reaps is worth one
+    },
+    "hard-ttl-sweep": {
+        "task": "memory_review.memories.tasks.expire_past_ttl",
+        "schedule": TTL_SWEEP_SECONDS,
+        "options": {"expires": TTL_SWEEP_SECONDS},
     },
 }
 

@@ -18,7 +18,12 @@ RLS_MIGRATIONS = [
     "memory_review.review.migrations.0002_postgres_rls",
 ]
 # Tables whose own migration turns row-level security on beside creating them.
-RLS_WITH_THEIR_TABLE = {"memories_memorytally", "audit_auditverification", "memories_dualcontrol"}
+RLS_WITH_THEIR_TABLE = {
+    "memories_memorytally",
+    "audit_auditverification",
+    "memories_dualcontrol",
+    "assessments_assessmentrestart",
+}
 
 
 def tenant_tables() -> set[str]:

@@ -22,7 +22,7 @@ from memory_review.memories.services import memory_write
 from . import questions as q
 from .dispatch import enqueue_on_commit
 from .jev import Jev, JevError, get_jev, noul
-from .leases import FINISHED, claim, finish, release
+from .leases import FINISHED, claim, finish, heartbeat, release
 from .models import Assessment, Disposition, PolicyVersion, Verdict
 from .policy import BEARING, POLICY_ACTIONS, PROPOSED_STATUS, Thresholds, decide
 from .usage import Usage
@@ -253,19 +253,20 @@ def run_invalidation(
     assessment = claim(tenant_id=tenant_id, assessment_id=assessment_id)
     if assessment.state in FINISHED:
         return assessment
-    try:
-        if assessment.judged_at is None:
-            assessment = _judge_and_record(assessment, jev or get_jev())
-            if assessment.state == Assessment.State.FAILED:
-                return assessment
-        apply_verdicts(assessment)
-    except OperationalError:
-        release(assessment)  # transient: the task retries and may take it straight back
-        raise
-    except Exception as exc:  # anything else would leave it "running" with no word on why
-        logger.exception("assessment %s failed", assessment.pk)
-        return finish(assessment, error=f"{type(exc).__name__}: {exc}")
-    return finish(assessment)
+    with heartbeat(assessment):
+        try:
+            if assessment.judged_at is None:
+                assessment = _judge_and_record(assessment, jev or get_jev())
+                if assessment.state == Assessment.State.FAILED:
+                    return assessment
+            apply_verdicts(assessment)
+        except OperationalError:
+            release(assessment)  # transient: the task retries and may take it straight back
+            raise
+        except Exception as exc:  # anything else would leave it "running" with no word on why
+            logger.exception("assessment %s failed", assessment.pk)
+            return finish(assessment, error=f"{type(exc).__name__}: {exc}")
+        return finish(assessment)
 
 
 def _judge_and_record(assessment: Assessment, jev: Jev) -> Assessment:

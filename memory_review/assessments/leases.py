@@ -1,15 +1,26 @@
 """Which worker is on an assessment. No database transaction is held while Jev answers: a worker
 takes a lease on the row in a short transaction, asks Jev, then records in another. A duplicate
-delivery finds the lease held and comes back later; a worker that died lets its lease lapse, and
-the redelivered task takes over."""
+delivery finds the lease held and comes back later.
 
+The lease is short (ASSESSMENT_LEASE_S) and renewed from a background thread while the worker
+lives (`heartbeat`), so however long Jev takes, a live worker keeps it, and a worker that died
+(SIGKILL, lost machine) loses it within one lease. The reaper (recovery.py) then hands the
+assessment to another worker."""
+
+import logging
+import threading
+from contextlib import contextmanager
 from datetime import timedelta
 
 from django.conf import settings
-from django.db import transaction
+from django.db import DatabaseError, connections, transaction
 from django.utils import timezone
 
+from memory_review.tenancy.db_context import tenant_context
+
 from .models import Assessment
+
+logger = logging.getLogger(__name__)
 
 FINISHED = (Assessment.State.DONE, Assessment.State.FAILED)
 
@@ -23,13 +34,7 @@ class AssessmentBusy(Exception):
 
 
 def lease_seconds() -> float:
-    """Longer than one worker can spend on Jev: every try timing out, every backoff at its cap."""
-    tries = settings.JEV_MAX_TRIES
-    return (
-        settings.JEV_TIMEOUT_S * tries
-        + settings.JEV_BACKOFF_MAX_S * (tries - 1)
-        + settings.JEV_LEASE_MARGIN_S
-    )
+    return settings.ASSESSMENT_LEASE_S
 
 
 def claim(*, tenant_id: int, assessment_id: int) -> Assessment:
@@ -63,3 +68,36 @@ def finish(assessment: Assessment, *, error: str | None = None) -> Assessment:
 def release(assessment: Assessment) -> None:
     """Give the lease back (a transient error): the retried task may take it at once."""
     Assessment.objects.filter(pk=assessment.pk, state=Assessment.State.RUNNING).update(lease_until=None)
+
+
+@contextmanager
+def heartbeat(assessment: Assessment):
+    """While the block runs, renew the lease every third of its length, from a thread of its own
+    (the worker's thread is busy waiting on Jev)."""
+    stop = threading.Event()
+    beat = threading.Thread(
+        target=_renew,
+        args=(assessment.pk, assessment.tenant_id, stop),
+        name=f"lease-{assessment.pk}",
+        daemon=True,
+    )
+    beat.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        beat.join(timeout=10)
+
+
+def _renew(assessment_id: int, tenant_id: int, stop: threading.Event) -> None:
+    try:
+        while not stop.wait(lease_seconds() / 3):
+            try:
+                with tenant_context(tenant_id):
+                    Assessment.objects.filter(
+                        pk=assessment_id, state=Assessment.State.RUNNING, lease_until__isnull=False
+                    ).update(lease_until=timezone.now() + timedelta(seconds=lease_seconds()))
+            except DatabaseError:  # the next beat tries again; a lapse only means another worker takes over
+                logger.warning("could not renew the lease on assessment %s", assessment_id, exc_info=True)
+    finally:
+        connections.close_all()  # this thread's own connections

@@ -2,6 +2,7 @@
 
 from django.db import models
 from django.db.models import Q
+from django.utils import timezone
 
 from memory_review.memories.models import Memory, Scope, SourceEvent
 from memory_review.tenancy.models import TenantOwned, TenantQuerySet
@@ -109,6 +110,8 @@ class Assessment(TenantOwned):
                 name="assessment_one_per_event_uq",
             ),
         ]
+        # The lease reaper's look every few seconds: running ones whose lease has lapsed.
+        indexes = [models.Index(fields=["tenant", "state", "lease_until"], name="assessment_lease_ix")]
 
     SEEDED_MODEL = "seed_demo"  # what seed_demo writes: hand-written votes, not a model's
 
@@ -123,6 +126,25 @@ class Assessment(TenantOwned):
         if self.offline_standin:
             return "offline stand-in (a test double)"
         return self.model_name or "–"
+
+
+class AssessmentRestart(TenantOwned):
+    """Each time an assessment was handed to a worker again: by the lease reaper after its
+    worker died, or by a lead retrying one that failed. Kept: who did it, when, and what had
+    happened before (the error a retry clears from the assessment lives on here)."""
+
+    assessment = models.ForeignKey(Assessment, on_delete=models.PROTECT, related_name="restarts")
+    actor = models.CharField(max_length=120, help_text="user:<id> or system:<job>")
+    reason = models.CharField(max_length=1000)
+    previous_state = models.CharField(max_length=8)
+    previous_error = models.TextField(null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        indexes = [models.Index(fields=["assessment", "created_at"], name="restart_assessment_ix")]
+
+    def __str__(self) -> str:
+        return f"assessment {self.assessment_id} restarted by {self.actor}"
 
 
 class Disposition(models.TextChoices):

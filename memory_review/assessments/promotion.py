@@ -13,7 +13,7 @@ from memory_review.tenancy.models import Tenant
 from . import questions as q
 from .dispatch import enqueue_on_commit
 from .jev import Jev, JevError, get_jev, noul
-from .leases import FINISHED, claim, finish
+from .leases import FINISHED, claim, finish, heartbeat
 from .models import Assessment, PolicyVersion, PromotionCandidate
 from .policy import Thresholds, decide_promotion
 from .usage import Usage, ask_one
@@ -127,12 +127,13 @@ def run_promotion(assessment_id: int, *, tenant_id: int | None = None, jev: Jev 
             assessment, error="the candidate's source event was erased (right to forget) before it was judged"
         )
     usage = Usage()
-    try:
-        votes = ask_one(jev or get_jev(), promotion_state(candidate), PROMOTION_QUESTIONS, usage)
-    except JevError as exc:
-        votes, error = None, str(exc)
-    else:
-        error = None
+    with heartbeat(assessment):
+        try:
+            votes = ask_one(jev or get_jev(), promotion_state(candidate), PROMOTION_QUESTIONS, usage)
+        except JevError as exc:
+            votes, error = None, str(exc)
+        else:
+            error = None
     with transaction.atomic():
         Assessment.objects.filter(pk=assessment.pk).update(
             **usage.fields(), judged_at=None if error else timezone.now()

@@ -6,6 +6,7 @@ from django.db import OperationalError
 
 from memory_review.tenancy.db_context import tenant_context
 
+from . import recovery
 from .dispatch import RUN_ASSESSMENT
 from .leases import AssessmentBusy
 from .services import run_assessment as run
@@ -20,3 +21,9 @@ def run_assessment(self, tenant_id: int, assessment_id: int) -> str:
             return run(tenant_id=tenant_id, assessment_id=assessment_id).state
         except AssessmentBusy as busy:  # a duplicate delivery: come back when the lease lapses
             raise self.retry(countdown=busy.seconds + 1, max_retries=None) from busy
+
+
+@shared_task(name="memory_review.assessments.tasks.reap_lapsed_leases")
+def reap_lapsed_leases() -> list[int]:
+    """Celery beat's job every ASSESSMENT_REAP_SECONDS (recovery.py)."""
+    return recovery.reap_lapsed_leases()

@@ -198,6 +198,8 @@ class Memory(TenantOwned, Scope):
             models.Index(fields=["tenant", "status", "updated_at", "id"], name="memory_status_recent_ix"),
             models.Index(fields=["tenant", "updated_at", "id"], name="memory_recent_ix"),
             models.Index(fields=["tenant", "user_id", "agent_id", "thread_id"], name="memory_scope_ix"),
+            # The hard-TTL sweep: live memories whose valid_until has passed.
+            models.Index(fields=["tenant", "status", "valid_until"], name="memory_ttl_ix"),
         ]
         constraints = [
             # Oracle: sql/oracle/030_indexes.sql holds the function-based index that stands in

@@ -43,4 +43,5 @@ urlpatterns = [
     # Assessments
     path("t/<slug:slug>/assessments/", assessments.assessment_list, name="assessment-list"),
     path("t/<slug:slug>/assessments/<int:pk>/", assessments.assessment_detail, name="assessment-detail"),
+    path("t/<slug:slug>/assessments/<int:pk>/retry/", assessments.assessment_retry, name="assessment-retry"),
 ]

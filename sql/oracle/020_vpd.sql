@@ -198,3 +198,15 @@ BEGIN
   );
 END;
 /
+
+BEGIN
+  DBMS_RLS.ADD_POLICY(
+    object_schema   => SYS_CONTEXT('USERENV', 'CURRENT_SCHEMA'),
+    object_name     => 'ASSESSMENTS_ASSESSMENTRESTART',
+    policy_name     => 'ASSESSMENTS_ASSESSMENTRESTART_TNT',
+    policy_function => 'memory_tenant_policy',
+    statement_types => 'SELECT,INSERT,UPDATE,DELETE',
+    update_check    => TRUE
+  );
+END;
+/

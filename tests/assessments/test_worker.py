@@ -53,7 +53,6 @@ class Workers:
         db = connection.settings_dict
         self.env = {
             **os.environ,
-            **env,
             "DATABASE_URL": f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}",
             "CELERY_BROKER_URL": broker,
             "CELERY_VISIBILITY_TIMEOUT": "3",
@@ -66,7 +65,8 @@ class Workers:
             # A short lease, so the redelivered task can take over from the killed worker soon.
             "JEV_TIMEOUT_S": "5",
             "JEV_MAX_TRIES": "1",
-            "JEV_LEASE_MARGIN_S": "1",
+            "ASSESSMENT_LEASE_S": "3",
+            **env,
         }
         self.processes: list[subprocess.Popen] = []
 
@@ -74,6 +74,15 @@ class Workers:
         command = [
             sys.executable, "-m", "celery", "-A", "memory_review", "worker", "--pool=solo",
             f"--hostname={name}@%h", "--without-gossip", "--without-mingle", "--loglevel=WARNING",
+        ]  # fmt: skip
+        process = subprocess.Popen(command, env=self.env, cwd=settings.BASE_DIR, start_new_session=True)
+        self.processes.append(process)
+        return process
+
+    def start_beat(self, schedule: Path) -> subprocess.Popen:
+        command = [
+            sys.executable, "-m", "celery", "-A", "memory_review", "beat", "--loglevel=WARNING",
+            f"--schedule={schedule}",
         ]  # fmt: skip
         process = subprocess.Popen(command, env=self.env, cwd=settings.BASE_DIR, start_new_session=True)
         self.processes.append(process)
@@ -90,9 +99,9 @@ class Workers:
 
 
 @pytest.fixture
-def workers(standin):
+def workers(standin, request):
     redis.Redis.from_url(BROKER).flushdb()
-    pool = Workers(standin.url)
+    pool = Workers(standin.url, **getattr(request, "param", {}))
     yield pool
     pool.stop_all()
     redis.Redis.from_url(BROKER).flushdb()
@@ -143,6 +152,51 @@ def test_a_worker_killed_mid_assessment_hands_it_to_another_which_completes_it(
     assert Verdict.objects.filter(assessment=event_assessment).count() == 2
     assert Transition.objects.count() == 1
     assert Memory.objects.get(subject="delivery-address").status == "superseded"
+    assert chain.verify(acme) is None
+
+
+# The broker would hand the task back only after ten minutes: the reaper must not wait for it.
+WITH_BEAT = {"CELERY_VISIBILITY_TIMEOUT": "600", "ASSESSMENT_REAP_SECONDS": "1", "TTL_SWEEP_SECONDS": "1"}
+
+
+@pytest.mark.parametrize("standin_config", [StandinConfig(latency_ms=2500)])
+@pytest.mark.parametrize("workers", [WITH_BEAT], indirect=True)
+def test_a_killed_workers_assessment_finishes_within_a_minute_by_the_reaper(
+    acme, event_assessment, workers, standin, tmp_path
+):
+    from memory_review.assessments.models import AssessmentRestart
+
+    first = workers.start("first")
+    enqueue(event_assessment)
+    wait_for(lambda: standin.system_one_count >= 1, 30, "the first worker to ask Jev")
+    workers.kill(first)  # SIGKILL while Jev is answering: its message stays unacked for 600 s
+    killed_at = time.monotonic()
+
+    workers.start("second")
+    workers.start_beat(tmp_path / "beat-schedule")
+    wait_for(lambda: state(event_assessment) == "done", 60, "the reaper to hand it to the second worker")
+
+    took = time.monotonic() - killed_at
+    assert took < 60
+    restart = AssessmentRestart.objects.get(assessment=event_assessment)
+    assert restart.actor == "system:lease-reaper" and restart.previous_state == "running"
+    assert Memory.objects.get(subject="delivery-address").status == "superseded"
+    assert chain.verify(acme) is None
+
+
+@pytest.mark.parametrize("workers", [WITH_BEAT], indirect=True)
+def test_beat_expires_a_memory_past_its_ttl_without_an_event(acme, workers, tmp_path):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    memory = make_memory(acme, subject="promo-code", valid_until=timezone.now() + timedelta(seconds=2))
+    workers.start("sweeper")
+    workers.start_beat(tmp_path / "beat-schedule")
+
+    wait_for(lambda: Memory.objects.get(pk=memory.pk).status == "expired", 30, "the sweep to expire it")
+
+    assert Transition.objects.get(memory=memory, action="expire").actor == "system:ttl-sweep"
     assert chain.verify(acme) is None
 
 

@@ -2,6 +2,8 @@
 address, even the right password is refused for LOGIN_LOCKOUT_MINUTES, on the app's login and
 the admin's alike. Another address, or another user, is not locked out by it."""
 
+from datetime import timedelta
+
 import pytest
 import time_machine
 from django.test import Client
@@ -61,7 +63,7 @@ def test_the_lock_lifts_after_the_cool_off(alice):
         attempt(Client(), LOGIN, "alice", "wrong")
     assert attempt(Client(), LOGIN, "alice", "demo").status_code == 429
 
-    with time_machine.travel(timezone.now() + timezone.timedelta(minutes=16)):
+    with time_machine.travel(timezone.now() + timedelta(minutes=16)):
         assert attempt(Client(), LOGIN, "alice", "demo").status_code == 302
 
 

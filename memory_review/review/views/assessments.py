@@ -1,12 +1,19 @@
 """What each Jev assessment cost and what it moved."""
 
+from django import forms
+from django.contrib import messages
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
-from django.views.decorators.http import require_GET
+from django.shortcuts import redirect
+from django.views.decorators.http import require_GET, require_POST
 
 from memory_review.assessments import selectors
 from memory_review.assessments.models import Disposition
+from memory_review.assessments.recovery import CannotRetry, retry_failed
+from memory_review.lifecycle import Actor
 
+from ..access import require_lead
+from ..names import actor_names
 from ..paging import BadCursor, keyset_page
 from .base import page, tenant_view
 
@@ -28,9 +35,36 @@ def assessment_list(request: HttpRequest, membership) -> HttpResponse:
     return page(request, membership, "review/assessment_list.html", listing=listing)
 
 
+class RetryForm(forms.Form):
+    note = forms.CharField(max_length=500, required=False, strip=True, label="Why (optional)")
+
+
 @require_GET
 @tenant_view
 def assessment_detail(request: HttpRequest, membership, pk: int) -> HttpResponse:
+    return _detail(request, membership, pk)
+
+
+@require_POST
+@tenant_view
+def assessment_retry(request: HttpRequest, membership, pk: int) -> HttpResponse:
+    """A lead queues a failed assessment again (Jev was down, say); the restart is recorded."""
+    require_lead(membership)
+    assessment = selectors.assessment_for(membership.tenant, pk)
+    form = RetryForm(request.POST)
+    if not form.is_valid():
+        return _detail(request, membership, pk, retry_form=form, status=400)
+    try:
+        retry_failed(
+            assessment=assessment, actor=str(Actor.user(request.user)), note=form.cleaned_data["note"]
+        )
+    except CannotRetry as exc:
+        return _detail(request, membership, pk, retry_error=str(exc), status=409)
+    messages.success(request, f"Assessment {assessment.pk} queued again.")
+    return redirect("assessment-detail", membership.tenant.slug, assessment.pk)
+
+
+def _detail(request, membership, pk: int, *, retry_form=None, retry_error=None, status=200) -> HttpResponse:
     assessment = selectors.assessment_for(membership.tenant, pk)
     verdicts = selectors.verdicts_of(assessment)
     total = verdicts.count()
@@ -41,13 +75,21 @@ def assessment_detail(request: HttpRequest, membership, pk: int) -> HttpResponse
     shown = Paginator(verdicts, VERDICT_PAGE).get_page(request.GET.get("page"))
     # While a worker is on it, htmx polls and swaps only the results region.
     template = "review/assessment_detail.html" + ("#results" if request.htmx else "")
+    restarts = list(assessment.restarts.order_by("-created_at"))
+    names = actor_names(restart.actor for restart in restarts)
+    for restart in restarts:
+        restart.actor_name = names[restart.actor]
     return page(
         request,
         membership,
         template,
+        status=status,
         assessment=assessment,
         verdicts=shown,
         total=total,
         hide_unrelated=hide_unrelated,
         candidate=selectors.candidate_of(assessment),
+        restarts=restarts,
+        retry_form=retry_form or RetryForm(),
+        retry_error=retry_error,
     )

@@ -1,0 +1,178 @@
+"""Assessments that stopped are handed to a worker again: the lease reaper after a worker died,
+a lead's retry after a failure. Each restart is recorded; nothing else is touched."""
+
+import threading
+import time
+from datetime import timedelta
+
+import pytest
+from django.test import Client
+from django.utils import timezone
+
+from memory_review.assessments import leases, recovery
+from memory_review.assessments.invalidation import observe_event
+from memory_review.assessments.models import Assessment, AssessmentRestart
+from memory_review.memories.services import event_record
+from tests.factories import make_memory, make_user
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def assessment(acme, policy):
+    make_memory(acme, subject="delivery-address", content="Deliveries go to the Paris office.")
+    event = event_record(tenant=acme, source="chat", text="Deliveries go to the Lyon office now.")
+    return observe_event(event=event, enqueue=lambda a: None)
+
+
+def set_state(assessment: Assessment, **fields) -> Assessment:
+    Assessment.objects.filter(pk=assessment.pk).update(**fields)
+    assessment.refresh_from_db()
+    return assessment
+
+
+def test_a_running_assessment_whose_lease_lapsed_is_queued_again_and_recorded(
+    assessment, django_capture_on_commit_callbacks
+):
+    lapsed = timezone.now() - timedelta(seconds=5)
+    set_state(assessment, state="running", lease_until=lapsed)
+
+    with django_capture_on_commit_callbacks(execute=False) as queued:
+        handed = recovery.reap_lapsed_leases()
+
+    assert handed == [assessment.pk]
+    assert len(queued) == 1  # sent to a worker once the transaction commits
+    assessment.refresh_from_db()
+    assert (assessment.state, assessment.lease_until) == ("queued", None)
+    restart = AssessmentRestart.objects.get(assessment=assessment)
+    assert restart.actor == "system:lease-reaper" and restart.previous_state == "running"
+    assert "stopped renewing the lease" in restart.reason
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {"state": "running", "lease_until": None},  # released for a Celery retry: that retry will run it
+        {"state": "queued", "lease_until": None},
+        {"state": "done", "lease_until": None},
+        {"state": "failed", "lease_until": None, "error": "Jev unreachable"},
+    ],
+    ids=["released", "queued", "done", "failed"],
+)
+def test_the_reaper_leaves_alone_what_is_not_a_lapsed_lease(assessment, fields):
+    set_state(assessment, **fields)
+
+    assert recovery.reap_lapsed_leases() == []
+    assert not AssessmentRestart.objects.exists()
+
+
+def test_a_lease_still_held_is_left_to_its_worker(assessment):
+    set_state(assessment, state="running", lease_until=timezone.now() + timedelta(seconds=20))
+
+    assert recovery.reap_lapsed_leases() == []
+
+
+def test_a_failed_assessment_is_retried_with_its_error_kept(
+    assessment, lead, django_capture_on_commit_callbacks
+):
+    set_state(assessment, state="failed", error="Jev unreachable after 4 tries", finished_at=timezone.now())
+
+    with django_capture_on_commit_callbacks(execute=False) as queued:
+        restart = recovery.retry_failed(assessment=assessment, actor=f"user:{lead.pk}", note="Jev is back")
+
+    assert len(queued) == 1
+    assessment.refresh_from_db()
+    assert (assessment.state, assessment.error, assessment.finished_at) == ("queued", None, None)
+    assert restart.previous_error == "Jev unreachable after 4 tries"
+    assert restart.reason == "retried from its page: Jev is back"
+
+
+@pytest.mark.parametrize("state", ["queued", "running", "done"])
+def test_only_a_failed_assessment_can_be_retried(assessment, lead, state):
+    set_state(assessment, state=state)
+
+    with pytest.raises(
+        recovery.CannotRetry, match=f"only a failed assessment can be retried; this one is {state}"
+    ):
+        recovery.retry_failed(assessment=assessment, actor=f"user:{lead.pk}")
+
+    assert Assessment.objects.get(pk=assessment.pk).state == state
+    assert not AssessmentRestart.objects.exists()
+
+
+# -- from the assessment page --------------------------------------------------------------------
+
+
+def url(assessment, suffix="") -> str:
+    return f"/t/acme/assessments/{assessment.pk}/{suffix}"
+
+
+def test_a_lead_retries_from_the_page_and_the_page_shows_who_and_why(assessment, lead, settings):
+    settings.CELERY_TASK_ALWAYS_EAGER = False
+    set_state(assessment, state="failed", error="Jev unreachable after 4 tries")
+    client = Client()
+    client.force_login(lead)
+
+    page = client.get(url(assessment))
+    assert b"Retry this assessment" in page.content
+
+    response = client.post(url(assessment, "retry/"), {"note": "Jev is back"})
+
+    assert response.status_code == 302
+    assert Assessment.objects.get(pk=assessment.pk).state in ("queued", "running", "done")
+    shown = client.get(url(assessment)).content.decode()
+    assert "Restarts" in shown and "retried from its page: Jev is back" in shown
+    assert "Jev unreachable after 4 tries" in shown  # the error it had, kept
+    assert lead.username in shown or lead.get_full_name() in shown
+
+
+def test_retrying_what_did_not_fail_is_a_409_that_says_why(assessment, lead):
+    set_state(assessment, state="running", lease_until=timezone.now() + timedelta(seconds=30))
+    client = Client()
+    client.force_login(lead)
+
+    response = client.post(url(assessment, "retry/"))
+
+    assert response.status_code == 409
+    assert b"only a failed assessment can be retried; this one is running" in response.content
+    assert not AssessmentRestart.objects.exists()
+
+
+@pytest.mark.parametrize("role", ["reviewer", "auditor", "labeler"])
+def test_only_leads_retry(assessment, acme, role):
+    set_state(assessment, state="failed", error="Jev unreachable")
+    client = Client()
+    client.force_login(make_user(f"someone-{role}", acme, role))
+
+    assert b"Retry this assessment" not in client.get(url(assessment)).content
+    assert client.post(url(assessment, "retry/")).status_code == 403
+    assert Assessment.objects.get(pk=assessment.pk).state == "failed"
+
+
+def test_another_tenants_lead_gets_a_404(assessment, globex_lead):
+    set_state(assessment, state="failed", error="Jev unreachable")
+    client = Client()
+    client.force_login(globex_lead)
+
+    assert client.post(url(assessment, "retry/")).status_code == 404
+    assert not AssessmentRestart.objects.exists()
+
+
+# -- the heartbeat -------------------------------------------------------------------------------
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_live_worker_keeps_renewing_its_lease_and_stops_when_done(assessment, settings):
+    settings.ASSESSMENT_LEASE_S = 0.3
+    first = timezone.now() + timedelta(seconds=0.3)
+    set_state(assessment, state="running", lease_until=first)
+
+    with leases.heartbeat(assessment):
+        time.sleep(0.5)  # past the first lease: renewed at least once meanwhile
+    renewed = Assessment.objects.get(pk=assessment.pk).lease_until
+    time.sleep(0.3)
+    after = Assessment.objects.get(pk=assessment.pk).lease_until
+
+    assert renewed > first
+    assert after == renewed  # nothing renews it once the block is over
+    assert not [t for t in threading.enumerate() if t.name == f"lease-{assessment.pk}"]
