@@ -7,7 +7,7 @@ PORT ?= 8000
 PG_TEST_URL ?= postgres://postgres@127.0.0.1:5432/test
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test install check lint test-sqlite test-postgres run clean oracle-sql
+.PHONY: demo test install check lint test-sqlite test-postgres run clean oracle-sql oracle-check
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -60,3 +60,16 @@ oracle-sql: install
 
 clean:
 	rm -rf $(VENV) var *.egg-info
+
+# On a machine with Oracle (docs/oracle.md): install the set-up twice, prove it, run the tests there.
+ORACLE_AS_OWNER = ORACLE_USER=memory_owner ORACLE_PASSWORD="$$ORACLE_OWNER_PASSWORD" ORACLE_SCHEMA=
+oracle-check: install var/secret-key
+	@test -n "$$ORACLE_DSN" && test -n "$$ORACLE_OWNER_PASSWORD" && test -n "$$ORACLE_APP_PASSWORD" \
+	  || { echo "set ORACLE_DSN, ORACLE_OWNER_PASSWORD and ORACLE_APP_PASSWORD (docs/oracle.md)"; exit 1; }
+	$(ORACLE_AS_OWNER) $(BIN)/python manage.py migrate --noinput
+	$(ORACLE_AS_OWNER) $(BIN)/python manage.py apply_oracle_sql
+	$(ORACLE_AS_OWNER) $(BIN)/python manage.py apply_oracle_sql  # again: it must re-run cleanly
+	$(ORACLE_AS_OWNER) $(BIN)/python manage.py seed_demo
+	$(ORACLE_AS_OWNER) $(BIN)/python manage.py oracle_check --app-user memory_app
+	ORACLE_USER="$${ORACLE_TEST_USER:-system}" ORACLE_PASSWORD="$$ORACLE_TEST_PASSWORD" ORACLE_SCHEMA= \
+	  $(BIN)/python -m pytest -q tests/test_tenancy.py tests/test_audit_chain.py tests/test_lifecycle.py

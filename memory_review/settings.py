@@ -188,6 +188,8 @@ def _database() -> dict:
 DATABASES = {"default": _database()}
 # Oracle: the schema that owns the tables, when the app connects as a user that does not.
 ORACLE_SCHEMA = os.environ.get("ORACLE_SCHEMA") or None
+# The app user's password, for `manage.py oracle_check` run as the owner (it logs in as both).
+ORACLE_APP_PASSWORD = env_secret("ORACLE_APP_PASSWORD")
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [

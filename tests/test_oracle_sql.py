@@ -4,13 +4,21 @@ import re
 
 from django.apps import apps
 
-from memory_review.oracle.render import conditional_unique_constraints, render
-from memory_review.oracle.scripts import GENERATED, SQL_DIR, script_paths, statements
+from memory_review.oracle.render import conditional_unique_constraints, render, render_grants
+from memory_review.oracle.scripts import GENERATED, GRANTS, SQL_DIR, script_paths, statements
+from memory_review.tenancy.grants import UNPOLICIED
 
 
 def test_the_rendered_oracle_schema_matches_the_migrations():
     on_disk = (SQL_DIR / GENERATED).read_text()
     assert render() == on_disk, "sql/oracle/010_schema.sql is stale: run `python manage.py render_oracle_sql`"
+
+
+def test_the_rendered_grants_match_the_map():
+    on_disk = (SQL_DIR / GRANTS).read_text()
+    assert render_grants() == on_disk, (
+        "sql/oracle/050_grants.sql is stale: run `python manage.py render_oracle_sql`"
+    )
 
 
 def test_every_partial_unique_constraint_has_a_function_based_index_on_oracle():
@@ -21,23 +29,25 @@ def test_every_partial_unique_constraint_has_a_function_based_index_on_oracle():
     assert constraints, "expected the live-subject and policy-mode rules"
     for model, name in constraints:
         assert name not in rendered, f"{model}.{name} unexpectedly reached Oracle through Django"
-        assert re.search(rf"create unique index {name} on \w+ \(\s*case when", indexes), (
+        assert re.search(rf"create unique index if not exists {name} on \w+ \(\s*case when", indexes), (
             f"{model}.{name} would silently vanish on Oracle: "
             "add a function-based index to sql/oracle/030_indexes.sql"
         )
 
 
-def test_every_table_that_carries_a_tenant_has_a_vpd_policy_with_update_check():
+def test_the_vpd_block_covers_every_tenant_table_but_the_ones_exempt_with_a_reason():
+    """The block adds a policy to each table with a TENANT_ID column; the exemptions in the SQL
+    are exactly those grants.UNPOLICIED gives a reason for."""
     vpd = (SQL_DIR / "020_vpd.sql").read_text()
-    tables = sorted(
-        model._meta.db_table.upper()
-        for model in apps.get_models()
-        if any(field.name == "tenant" for field in model._meta.fields)
-        and model._meta.app_label not in {"tenancy"}
-    )
-    policied = set(re.findall(r"object_name\s*=>\s*'(\w+)'", vpd))
-    assert set(tables) == policied
-    assert vpd.count("update_check    => TRUE") == len(tables)
+    exempt_in_sql = set(re.findall(r"'(TENANCY_\w+)'", vpd))
+    assert exempt_in_sql == {table.upper() for table in UNPOLICIED}
+    assert all(len(reason) > 40 for reason in UNPOLICIED.values())
+    for model in apps.get_models():
+        tenant = [f for f in model._meta.fields if f.name == "tenant"]
+        if tenant:
+            assert tenant[0].column == "tenant_id", model  # the column the block looks for
+    block = next(s for s in statements(vpd) if "DBMS_RLS.ADD_POLICY" in s)
+    assert "update_check    => TRUE" in block and "statement_types => 'SELECT,INSERT,UPDATE,DELETE'" in block
 
 
 def test_no_model_filters_on_a_text_column_in_its_constraints_or_indexes():
@@ -68,8 +78,8 @@ END p;
 
 def test_every_hand_written_script_parses_into_statements():
     counts = {path.name: len(statements(path.read_text())) for path in script_paths()}
-    assert counts["000_context.sql"] == 3
-    assert counts["020_vpd.sql"] == 17  # the function and sixteen policies
+    assert counts["000_context.sql"] == 2  # the package and its body (a DBA creates the context)
+    assert counts["020_vpd.sql"] == 2  # the function and the block that adds missing policies
     assert counts["030_indexes.sql"] == 3
 
 

@@ -7,6 +7,7 @@ from django.conf import settings
 
 SQL_DIR = Path(settings.BASE_DIR) / "sql" / "oracle"
 GENERATED = "010_schema.sql"
+GRANTS = "050_grants.sql"  # rendered too, but applied with the hand-written scripts
 _PLSQL = re.compile(
     r"^\s*(BEGIN|DECLARE|CREATE\s+(OR\s+REPLACE\s+)?(PACKAGE|FUNCTION|PROCEDURE|TRIGGER|TYPE))\b",
     re.IGNORECASE,

@@ -11,7 +11,11 @@ def get_membership(user: AbstractBaseUser, slug: str) -> Membership:
     """The user's membership in the tenant named by `slug`, or 404 when there is none."""
     if not user.is_authenticated:
         raise Http404("No such tenant")
-    membership = Membership.objects.select_related("tenant").filter(tenant__slug=slug, user=user).first()
+    membership = (
+        Membership.objects.select_related("tenant")
+        .filter(tenant__slug=slug, tenant__is_active=True, user=user)
+        .first()
+    )
     if membership is None:
         raise Http404("No such tenant")
     set_tenant(membership.tenant_id)  # cleared by RequestContextMiddleware
@@ -19,4 +23,7 @@ def get_membership(user: AbstractBaseUser, slug: str) -> Membership:
 
 
 def tenants_for(user: AbstractBaseUser) -> list[Tenant]:
-    return [m.tenant for m in Membership.objects.select_related("tenant").filter(user=user)]
+    return [
+        m.tenant
+        for m in Membership.objects.select_related("tenant").filter(user=user, tenant__is_active=True)
+    ]

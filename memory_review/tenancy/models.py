@@ -12,6 +12,10 @@ class Tenant(models.Model):
         default=False,
         help_text="Erasing a person's data or forgetting a memory needs a second lead or admin.",
     )
+    is_active = models.BooleanField(
+        default=True,
+        help_text="An inactive tenant's pages and API answer 404, and the database refuses its context.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     def __str__(self) -> str:

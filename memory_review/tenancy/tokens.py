@@ -44,7 +44,11 @@ def token_authenticate(token: str) -> ApiToken | None:
     parts = token.split("_", 2)
     if len(parts) != 3 or parts[0] != "mr":
         return None
-    row = ApiToken.objects.select_related("tenant").filter(prefix=parts[1], revoked_at__isnull=True).first()
+    row = (
+        ApiToken.objects.select_related("tenant")
+        .filter(prefix=parts[1], revoked_at__isnull=True, tenant__is_active=True)
+        .first()
+    )
     if row is None or not hmac.compare_digest(row.token_hash, _hash(token)):
         return None
     now = timezone.now()

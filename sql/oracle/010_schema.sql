@@ -407,3 +407,10 @@ CREATE INDEX "AUDITVERIFY_TENANT_TIME_IX" ON "AUDIT_AUDITVERIFICATION" ("TENANT_
 -- Create index memory_ttl_ix on field(s) tenant, status, valid_until of model memory
 --
 CREATE INDEX "MEMORY_TTL_IX" ON "MEMORIES_MEMORY" ("TENANT_ID", "STATUS", "VALID_UNTIL");
+
+-- tenancy.0005_tenant_is_active
+--
+-- Add field is_active to tenant
+--
+ALTER TABLE "TENANCY_TENANT" ADD "IS_ACTIVE" NUMBER(1) DEFAULT 1 NOT NULL CHECK ("IS_ACTIVE" IN (0,1));
+ALTER TABLE "TENANCY_TENANT" MODIFY "IS_ACTIVE" DEFAULT NULL;

@@ -1,12 +1,13 @@
 -- What Django's Oracle backend cannot express (DESIGN §8). Oracle has no partial indexes, and
 -- Django silently drops conditional UniqueConstraints there, so each one in the models is a
--- function-based unique index here with the same name. Rows outside the condition map every
+-- function-based unique index here with the same name. IF NOT EXISTS (23ai) makes the file
+-- safe to run again. Rows outside the condition map every
 -- column to NULL, and Oracle does not index an all-NULL key, so only rows inside it compete.
 -- Inside it, Oracle compares NULL scope columns as equal, which is what the models ask of
 -- PostgreSQL with nulls_distinct=False. The code guards the same rule (lifecycle.transition).
 
 -- memories.Memory memory_live_subject_uq: one live memory per subject and scope.
-CREATE UNIQUE INDEX memory_live_subject_uq ON memories_memory (
+CREATE UNIQUE INDEX IF NOT EXISTS memory_live_subject_uq ON memories_memory (
   CASE WHEN status IN ('active', 'needs_review', 'frozen') AND deleted_at IS NULL THEN tenant_id END,
   CASE WHEN status IN ('active', 'needs_review', 'frozen') AND deleted_at IS NULL THEN user_id END,
   CASE WHEN status IN ('active', 'needs_review', 'frozen') AND deleted_at IS NULL THEN agent_id END,
@@ -16,14 +17,14 @@ CREATE UNIQUE INDEX memory_live_subject_uq ON memories_memory (
 /
 
 -- assessments.PolicyVersion policy_one_per_mode_uq: per tenant one active, at most one shadow.
-CREATE UNIQUE INDEX policy_one_per_mode_uq ON assessments_policyversion (
+CREATE UNIQUE INDEX IF NOT EXISTS policy_one_per_mode_uq ON assessments_policyversion (
   CASE WHEN mode IN ('active', 'shadow') THEN tenant_id END,
   CASE WHEN mode IN ('active', 'shadow') THEN mode END
 )
 /
 
 -- assessments.Assessment assessment_one_per_event_uq: one invalidation assessment per event.
-CREATE UNIQUE INDEX assessment_one_per_event_uq ON assessments_assessment (
+CREATE UNIQUE INDEX IF NOT EXISTS assessment_one_per_event_uq ON assessments_assessment (
   CASE WHEN purpose = 'invalidation' THEN event_id END,
   CASE WHEN purpose = 'invalidation' THEN purpose END
 )

@@ -5,5 +5,5 @@ CREATE OR REPLACE TRIGGER audit_transition_append_only
   BEFORE UPDATE OR DELETE ON audit_transition
 BEGIN
   RAISE_APPLICATION_ERROR(-20001, 'audit_transition is append-only');
-END;
+END audit_transition_append_only;
 /

@@ -1,0 +1,122 @@
+"""What the application's database user may do, table by table (least privilege, DESIGN §6, §8).
+
+The web and worker processes connect as a user that owns nothing (MEMORY_APP on Oracle, any
+role on PostgreSQL): row-level security binds it, and these grants bound it further. What the
+code never does, the user cannot do: no DELETE anywhere tenant data lives, the append-only
+tables (audit transitions, verdicts, restarts, verifications) take INSERT only, a verdict's one
+later write (`applied`), a source event's erasure and the chain head's move are column grants,
+and Django's migration table is not reachable at all.
+
+One map serves both databases: sql/oracle/050_grants.sql is rendered from it (a test fails when
+it is stale), and `manage.py grant_app_role ROLE` applies it on PostgreSQL. Every table in the
+schema must be in the map: a test fails naming a table a migration added without a decision.
+"""
+
+from dataclasses import dataclass
+
+from django.db import connection
+
+
+@dataclass(frozen=True)
+class Grant:
+    privileges: tuple[str, ...] = ()
+    update_columns: tuple[str, ...] = ()  # UPDATE of these columns only
+    why: str = ""
+
+    def statements(self, table: str, grantee: str, *, quote) -> list[str]:
+        out = []
+        if self.privileges:
+            out.append(f"GRANT {', '.join(self.privileges)} ON {quote(table)} TO {grantee}")
+        if self.update_columns:
+            columns = ", ".join(quote(column) for column in self.update_columns)
+            out.append(f"GRANT UPDATE ({columns}) ON {quote(table)} TO {grantee}")
+        return out
+
+
+READ = ("SELECT",)
+APPEND = ("SELECT", "INSERT")
+WRITE = ("SELECT", "INSERT", "UPDATE")
+MANAGE = ("SELECT", "INSERT", "UPDATE", "DELETE")
+
+APP_GRANTS: dict[str, Grant] = {
+    # Django's own tables.
+    "django_migrations": Grant(why="migrations run as the owner; the app never reads or writes them"),
+    "django_content_type": Grant(READ, why="the admin and permissions read it; migrate writes it"),
+    "auth_permission": Grant(READ, why="written by migrate"),
+    "auth_group": Grant(MANAGE, why="admins manage groups in the admin site"),
+    "auth_group_permissions": Grant(("SELECT", "INSERT", "DELETE")),
+    "auth_user": Grant(
+        WRITE, why="people are deactivated, never deleted: their names stay on the audit trail"
+    ),
+    "auth_user_groups": Grant(("SELECT", "INSERT", "DELETE")),
+    "auth_user_user_permissions": Grant(("SELECT", "INSERT", "DELETE")),
+    "django_admin_log": Grant(APPEND),
+    "django_session": Grant(MANAGE, why="logging out and expiry delete sessions"),
+    # Login throttling (django-axes): a reset deletes the attempts.
+    "axes_accessattempt": Grant(MANAGE),
+    "axes_accessattemptexpiration": Grant(MANAGE),
+    "axes_accessfailurelog": Grant(MANAGE),
+    "axes_accesslog": Grant(MANAGE),
+    # Tenancy.
+    "tenancy_tenant": Grant(WRITE, why="admins add tenants and change their settings; none is deleted"),
+    "tenancy_membership": Grant(MANAGE, why="removing someone from a tenant deletes their membership"),
+    "tenancy_apitoken": Grant(WRITE, why="revoked, never deleted: who held which token stays known"),
+    # The domain.
+    "memories_sourceevent": Grant(
+        APPEND,
+        update_columns=("text", "text_hash", "erased_at"),
+        why="events are evidence: only a right-to-forget erasure blanks one",
+    ),
+    "memories_memory": Grant(WRITE, why="forgetting is a status, not a DELETE"),
+    "memories_memorytally": Grant(WRITE),
+    "memories_memorylink": Grant(APPEND),
+    "memories_erasure": Grant(WRITE),
+    "memories_dualcontrol": Grant(WRITE),
+    "assessments_policyversion": Grant(WRITE, why="a policy is retired, never deleted"),
+    "assessments_assessment": Grant(WRITE),
+    "assessments_assessmentrestart": Grant(APPEND),
+    "assessments_verdict": Grant(APPEND, update_columns=("applied",), why="votes are never rewritten"),
+    "assessments_promotioncandidate": Grant(WRITE),
+    "calibration_label": Grant(WRITE),
+    "review_claim": Grant(WRITE, why="claims are released, and kept as the record"),
+    # The audit trail.
+    "audit_transition": Grant(APPEND, why="append-only (a trigger refuses UPDATE and DELETE too)"),
+    "audit_auditchain": Grant(("SELECT", "INSERT"), update_columns=("seq", "head_hash")),
+    "audit_auditverification": Grant(APPEND),
+}
+
+# Tenant tables without a row-level policy, each with its reason (DESIGN §6).
+UNPOLICIED = {
+    "tenancy_membership": "how a signed-in person's request finds its tenant, before any tenant is set; "
+    "it holds a role, no tenant content, and every query on it is filtered by user in code",
+    "tenancy_apitoken": "how an agent's request finds its tenant from the token, before any tenant is "
+    "set; it holds a hash and a name, no tenant content",
+}
+
+
+def tenant_tables() -> list[str]:
+    """Tables whose rows carry a tenant, from the models."""
+    from django.apps import apps
+
+    return sorted(
+        model._meta.db_table
+        for model in apps.get_models()
+        if any(field.name == "tenant" for field in model._meta.fields)
+    )
+
+
+def unmapped(tables: list[str]) -> list[str]:
+    return sorted(table for table in tables if table not in APP_GRANTS)
+
+
+def postgres_statements(role: str) -> list[str]:
+    """Idempotent: everything taken back, then exactly the map given (and sequence use to insert)."""
+    quote = connection.ops.quote_name
+    out = [
+        f"REVOKE ALL ON ALL TABLES IN SCHEMA public FROM {quote(role)}",
+        f"GRANT USAGE ON SCHEMA public TO {quote(role)}",
+    ]
+    for table, grant in sorted(APP_GRANTS.items()):
+        out.extend(grant.statements(table, quote(role), quote=quote))
+    out.append(f"GRANT USAGE ON ALL SEQUENCES IN SCHEMA public TO {quote(role)}")
+    return out
