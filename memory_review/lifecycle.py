@@ -16,6 +16,7 @@ from memory_review.audit.models import Transition
 from memory_review.memories.models import LIVE_STATUSES, Memory
 from memory_review.memories.models import MemoryStatus as M
 from memory_review.memories.tallies import tally_move
+from memory_review.textlimits import fit
 
 ACTOR_KINDS = ("policy", "user", "system")
 
@@ -168,7 +169,7 @@ def transition(
                     to_status=target,
                     action=action,
                     actor=str(actor),
-                    reason=_fit(reason.strip(), 1000),
+                    reason=fit(reason.strip(), 1000),
                     verdict=verdict,
                     row_version=row.row_version,
                     request_id=request_id or None,  # '' reads back as NULL on Oracle: hash the same
@@ -197,13 +198,6 @@ def _check_memory_move(row: Memory, action: str, target: str, now) -> None:
     if target in LIVE_STATUSES and row.status not in LIVE_STATUSES:
         if Memory.objects.holding_subject(row).exists():
             raise subject_taken(row, f"{action} memory {row.pk}")
-
-
-def _fit(text: str, limit: int) -> str:
-    """At most `limit` UTF-16 code units: what NVARCHAR2 counts on Oracle."""
-    while len(text.encode("utf-16-le")) // 2 > limit:
-        text = text[: -max(1, (len(text.encode("utf-16-le")) // 2 - limit) // 2)]
-    return text
 
 
 def subject_taken(memory: Memory, doing: str) -> LifecycleError:

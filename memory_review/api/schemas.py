@@ -8,6 +8,7 @@ from django.conf import settings
 from pydantic import AfterValidator, AwareDatetime, BaseModel, ConfigDict, Field, StringConstraints
 
 from memory_review.memories.models import Memory, SourceEvent
+from memory_review.textlimits import too_long
 
 
 def no_nul(value: str) -> str:
@@ -44,15 +45,33 @@ def one_of(choices: list[str], what: str):
 Text = Annotated[str, AfterValidator(check_text)]
 Kind = Annotated[str, one_of(Memory.Kind.values, "kind")]
 Source = Annotated[str, one_of(SourceEvent.Source.values, "source")]
-ScopeId = Annotated[
-    str, StringConstraints(strip_whitespace=True, min_length=1, max_length=128), AfterValidator(no_nul)
-]
-Subject = Annotated[
-    str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200), AfterValidator(no_nul)
-]
-Author = Annotated[
-    str, StringConstraints(strip_whitespace=True, min_length=1, max_length=100), AfterValidator(no_nul)
-]
+
+
+def at_most(limit: int):
+    """At most `limit` characters as Oracle's NVARCHAR2 counts them (UTF-16 units; textlimits.py)."""
+
+    def check(value: str) -> str:
+        if message := too_long(value, limit):
+            raise ValueError(message)
+        return value
+
+    return AfterValidator(check)
+
+
+def short_text(limit: int):
+    # The schema advertises the limit; the check counts it as Oracle does.
+    return Annotated[
+        str,
+        StringConstraints(strip_whitespace=True, min_length=1),
+        Field(json_schema_extra={"maxLength": limit}),
+        AfterValidator(no_nul),
+        at_most(limit),
+    ]
+
+
+ScopeId = short_text(128)
+Subject = short_text(200)
+Author = short_text(100)
 When = Annotated[AwareDatetime, AfterValidator(in_range)]
 
 

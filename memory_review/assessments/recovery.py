@@ -16,6 +16,7 @@ from django.utils import timezone
 
 from memory_review.tenancy.db_context import tenant_context
 from memory_review.tenancy.models import Tenant
+from memory_review.textlimits import fit
 
 from .dispatch import enqueue_on_commit
 from .models import Assessment, AssessmentRestart
@@ -53,7 +54,7 @@ def retry_failed(*, assessment: Assessment, actor: str, note: str = "") -> Asses
         if locked.state != Assessment.State.FAILED:
             raise CannotRetry(f"only a failed assessment can be retried; this one is {locked.state}")
         reason = "retried from its page" + (f": {note.strip()}" if note.strip() else "")
-        return _restart(locked, actor=actor, reason=reason[:1000])
+        return _restart(locked, actor=actor, reason=fit(reason, 1000))
 
 
 def _restart(assessment: Assessment, *, actor: str, reason: str) -> AssessmentRestart:

@@ -4,6 +4,7 @@ from django.utils import timezone
 
 from memory_review.tenancy.db_context import tenant_context
 from memory_review.tenancy.models import Tenant
+from memory_review.textlimits import fit
 
 from . import chain, checkpoints
 from .models import AuditChain, AuditVerification
@@ -22,7 +23,7 @@ def verify_and_record(tenant: Tenant, *, by: str) -> AuditVerification:
             tenant=tenant,
             verified_at=timezone.now(),
             intact=problem is None,
-            problem=str(problem)[:1000] if problem else None,
+            problem=fit(str(problem), 1000) if problem else None,
             seq=head.seq if head else 0,
             checkpoint_seq=checkpoint.seq if checkpoint else None,
             by=by,

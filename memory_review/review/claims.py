@@ -9,6 +9,7 @@ from django.utils import timezone
 
 from memory_review.memories.models import Memory, MemoryStatus
 from memory_review.tenancy.models import Membership
+from memory_review.textlimits import fit
 
 from .models import Claim
 from .names import display_name
@@ -122,5 +123,5 @@ def claims_end_on_decision(*, memory: Memory, by, action: str) -> None:
 def _end(claim: Claim, *, by, note: str) -> None:
     claim.released_at = timezone.now()
     claim.released_by = by
-    claim.release_note = note[:200]
+    claim.release_note = fit(note, 200)
     claim.save(update_fields=["released_at", "released_by", "release_note"])

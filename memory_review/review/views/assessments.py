@@ -7,6 +7,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.views.decorators.http import require_GET, require_POST
 
+from memory_review import textlimits
 from memory_review.assessments import selectors
 from memory_review.assessments.models import Disposition
 from memory_review.assessments.recovery import CannotRetry, retry_failed
@@ -36,7 +37,7 @@ def assessment_list(request: HttpRequest, membership) -> HttpResponse:
 
 
 class RetryForm(forms.Form):
-    note = forms.CharField(max_length=500, required=False, strip=True, label="Why (optional)")
+    note = textlimits.CharField(max_length=500, required=False, strip=True, label="Why (optional)")
 
 
 @require_GET

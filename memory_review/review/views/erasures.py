@@ -11,6 +11,7 @@ from django.shortcuts import get_object_or_404, redirect
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_POST
 
+from memory_review import textlimits
 from memory_review.lifecycle import Actor, LifecycleError
 from memory_review.memories import dual_control
 from memory_review.memories.erasure import erase_subject
@@ -22,9 +23,9 @@ from .base import page, safe_next, tenant_view
 
 
 class ErasureForm(forms.Form):
-    user_id = forms.CharField(max_length=128, strip=True, label="User id")
-    confirm_user_id = forms.CharField(max_length=128, strip=True, label="Type the user id again")
-    reason = forms.CharField(
+    user_id = textlimits.CharField(max_length=128, strip=True, label="User id")
+    confirm_user_id = textlimits.CharField(max_length=128, strip=True, label="Type the user id again")
+    reason = textlimits.CharField(
         max_length=500, strip=True, label="Reason (kept with the proof; do not quote the data)"
     )
 

@@ -14,6 +14,7 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 from django.views.decorators.http import require_GET, require_POST
 
+from memory_review import textlimits
 from memory_review.lifecycle import LifecycleError, StaleVersion
 from memory_review.memories import dual_control
 from memory_review.memories.models import MemoryStatus
@@ -134,12 +135,12 @@ class _DecisionForm(forms.Form):
 
 class ActForm(_DecisionForm):
     action = forms.ChoiceField(choices=[(name, action.label) for name, action in ACTIONS.items()])
-    reason = forms.CharField(max_length=1000, required=False, strip=True)
+    reason = textlimits.CharField(max_length=1000, required=False, strip=True)
 
 
 class RewriteForm(_DecisionForm):
     content = forms.CharField(max_length=20_000, strip=True)
-    reason = forms.CharField(max_length=1000, strip=True)
+    reason = textlimits.CharField(max_length=1000, strip=True)
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)

@@ -7,6 +7,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.views.decorators.http import require_GET, require_POST
 
+from memory_review import textlimits
 from memory_review.assessments.models import CandidateStatus, PromotionCandidate
 from memory_review.assessments.promotion import candidate_decide
 from memory_review.lifecycle import Actor, LifecycleError, StaleVersion
@@ -62,7 +63,7 @@ def promotion_detail(request: HttpRequest, membership, pk: int) -> HttpResponse:
 
 class DecideForm(forms.Form):
     decision = forms.ChoiceField(choices=[("approve", "Approve"), ("reject", "Reject")])
-    reason = forms.CharField(max_length=900, strip=True)
+    reason = textlimits.CharField(max_length=900, strip=True)
     seen_version = forms.IntegerField(min_value=1)
 
 

@@ -12,6 +12,8 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 from django.views.decorators.http import require_GET, require_POST
 
+from memory_review import textlimits
+
 from .. import lists, rows
 from ..access import require_lead
 from ..decisions import ACTIONS, bulk_decide
@@ -99,7 +101,7 @@ def queue_changes(request: HttpRequest, membership) -> HttpResponse:
 class BulkForm(forms.Form):
     list_name = forms.ChoiceField(choices=[("queue", "queue"), ("memories", "memories")])
     action = forms.ChoiceField(choices=BULK_ACTIONS)
-    reason = forms.CharField(max_length=1000, required=False, strip=True)
+    reason = textlimits.CharField(max_length=1000, required=False, strip=True)
 
 
 def _bulk_set(request: HttpRequest, membership, list_name: str):

@@ -8,6 +8,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect
 from django.views.decorators.http import require_GET, require_POST
 
+from memory_review import textlimits
 from memory_review.lifecycle import Actor
 from memory_review.tenancy.models import ApiToken, Role
 from memory_review.tenancy.tokens import token_create, token_revoke
@@ -16,7 +17,7 @@ from .base import page, tenant_view
 
 
 class TokenForm(forms.Form):
-    name = forms.CharField(max_length=80, strip=True, label="Who uses it (e.g. support-bot)")
+    name = textlimits.CharField(max_length=80, strip=True, label="Who uses it (e.g. support-bot)")
     expires_in_days = forms.IntegerField(
         required=False, min_value=1, max_value=3650, label="Expires after (days)"
     )
