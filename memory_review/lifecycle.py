@@ -16,6 +16,7 @@ from memory_review.audit.models import Transition
 from memory_review.memories.models import LIVE_STATUSES, Memory
 from memory_review.memories.models import MemoryStatus as M
 from memory_review.memories.tallies import tally_move
+from memory_review.ops import metrics
 from memory_review.textlimits import fit
 
 ACTOR_KINDS = ("policy", "user", "system")
@@ -182,6 +183,7 @@ def transition(
             # Under the tenant's chain lock, which every transition takes in the same order
             # (the count rows, taken before it, made opposite moves deadlock).
             tally_move(tenant_id=row.tenant_id, from_status=from_status, to_status=target)
+    transaction.on_commit(lambda: metrics.TRANSITIONS.labels(actor.kind, action).inc())
     obj.status, obj.row_version = row.status, row.row_version
     if isinstance(row, Memory):
         obj.flagged_at, obj.flagged_for = row.flagged_at, row.flagged_for

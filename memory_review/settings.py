@@ -240,10 +240,27 @@ STORAGES = {
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},
 }
 
+# Every record carries its request id, tenant and assessment (memory_review/ops/logs.py);
+# LOG_FORMAT=json writes one JSON object a line, for a log pipeline.
+LOG_FORMAT = os.environ.get("LOG_FORMAT", "text")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "filters": {"context": {"()": "memory_review.ops.logs.ContextFilter"}},
+    "formatters": {
+        "text": {
+            "format": "%(asctime)s %(levelname)s %(name)s [req=%(request_id)s tenant=%(tenant_id)s "
+            "assessment=%(assessment_id)s] %(message)s"
+        },
+        "json": {"()": "memory_review.ops.logs.JsonFormatter"},
+    },
+    "handlers": {
+        "console": {
+            "class": "logging.StreamHandler",
+            "filters": ["context"],
+            "formatter": "json" if LOG_FORMAT == "json" else "text",
+        }
+    },
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
     # One line per HTTP request to Jev is noise; failures surface on the assessment.
     "loggers": {name: {"level": "WARNING"} for name in ("httpx", "httpx2", "typesafe_sdk")},
@@ -275,6 +292,7 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
+CELERY_WORKER_HIJACK_ROOT_LOGGER = False  # workers log through LOGGING too, with their context
 # A task whose worker died unacknowledged goes back to the queue once it has been out for
 # CELERY_VISIBILITY_TIMEOUT seconds (longer than any assessment runs); workers look for such
 # tasks every CELERY_RESTORE_INTERVAL seconds.
@@ -319,6 +337,8 @@ JEV_STATE_TOKENS = env_int("JEV_STATE_TOKENS", 32_000)
 
 # The agents' API.
 API_MAX_TEXT_CHARS = env_int("API_MAX_TEXT_CHARS", 20_000)
+# /metrics answers this host (loopback) and, when set, `Authorization: Bearer METRICS_TOKEN`.
+METRICS_TOKEN = env_secret("METRICS_TOKEN")
 API_RATE_PER_MINUTE = env_int("API_RATE_PER_MINUTE", 300)  # per token; 0 turns the limit off
 
 # The audit trail (docs/audit.md). Keys never live in the database: AUDIT_KEY (hex) with

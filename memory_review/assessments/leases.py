@@ -16,6 +16,7 @@ from django.conf import settings
 from django.db import DatabaseError, connections, transaction
 from django.utils import timezone
 
+from memory_review.ops import metrics
 from memory_review.tenancy.db_context import tenant_context
 
 from .models import Assessment
@@ -62,6 +63,9 @@ def finish(assessment: Assessment, *, error: str | None = None) -> Assessment:
         state=state, error=error, finished_at=timezone.now(), lease_until=None
     )
     assessment.refresh_from_db()
+    metrics.ASSESSMENTS_FINISHED.labels(assessment.purpose, state).inc()
+    if error:
+        logger.warning("assessment %s failed: %s", assessment.pk, error)
     return assessment
 
 

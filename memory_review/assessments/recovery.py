@@ -9,11 +9,13 @@ Either way an AssessmentRestart row keeps the previous state and error, and the 
 guards (the lease, votes recorded once, each verdict applied at most once) make a second run safe.
 """
 
+import logging
 from datetime import UTC
 
 from django.db import transaction
 from django.utils import timezone
 
+from memory_review.ops import metrics
 from memory_review.tenancy.db_context import tenant_context
 from memory_review.tenancy.models import Tenant
 from memory_review.textlimits import fit
@@ -22,6 +24,7 @@ from .dispatch import enqueue_on_commit
 from .models import Assessment, AssessmentRestart
 
 REAPER = "system:lease-reaper"
+logger = logging.getLogger(__name__)
 
 
 class CannotRetry(Exception):
@@ -70,4 +73,6 @@ def _restart(assessment: Assessment, *, actor: str, reason: str) -> AssessmentRe
         state=Assessment.State.QUEUED, lease_until=None, error=None, finished_at=None
     )
     enqueue_on_commit(assessment)
+    metrics.ASSESSMENTS_RESTARTED.labels("reaper" if actor == REAPER else "person").inc()
+    logger.warning("assessment %s handed to a worker again by %s: %s", assessment.pk, actor, reason)
     return restart

@@ -4,6 +4,7 @@ through `dispatch`, which names these tasks without importing them."""
 from celery import shared_task
 from django.db import OperationalError
 
+from memory_review.ops import logs
 from memory_review.tenancy.db_context import tenant_context
 
 from . import recovery
@@ -16,7 +17,7 @@ from .services import run_assessment as run
     name=RUN_ASSESSMENT, bind=True, autoretry_for=(OperationalError,), retry_backoff=True, max_retries=5
 )
 def run_assessment(self, tenant_id: int, assessment_id: int) -> str:
-    with tenant_context(tenant_id):
+    with tenant_context(tenant_id), logs.bound(logs.assessment_id, assessment_id):
         try:
             return run(tenant_id=tenant_id, assessment_id=assessment_id).state
         except AssessmentBusy as busy:  # a duplicate delivery: come back when the lease lapses

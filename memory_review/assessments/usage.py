@@ -4,6 +4,8 @@ pipelines (invalidation and promotion)."""
 import time
 from dataclasses import dataclass, field
 
+from memory_review.ops import metrics
+
 from .jev import Jev, JevError, JevReply, cost_usd
 
 
@@ -23,6 +25,8 @@ class Usage:
         self.requests += 1
         self.retries += exc.tries - 1
         self.failure = self.failure or exc
+        metrics.JEV_REQUESTS.labels("failed").inc()
+        metrics.JEV_RETRIES.inc(exc.tries - 1)
 
     def add(self, reply: JevReply) -> None:
         self.requests += 1
@@ -30,6 +34,11 @@ class Usage:
         self.input_tokens += reply.input_tokens
         self.model = reply.model
         self.standin = self.standin or reply.standin
+        metrics.JEV_REQUESTS.labels("ok").inc()
+        metrics.JEV_RETRIES.inc(reply.tries - 1)
+        metrics.JEV_INPUT_TOKENS.inc(reply.input_tokens)
+        metrics.JEV_COST.inc(float(cost_usd(reply.input_tokens)))
+        metrics.JEV_LATENCY.observe(reply.latency_ms / 1000)
 
     def fields(self) -> dict:
         """The Assessment columns these figures fill."""

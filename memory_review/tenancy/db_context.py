@@ -15,6 +15,11 @@ from django.db import connection
 _current: ContextVar[int | None] = ContextVar("db_tenant", default=None)
 
 
+def current_tenant() -> int | None:
+    """The tenant this thread's database context is set to, if any (for logs)."""
+    return _current.get()
+
+
 def set_tenant(tenant_id: int) -> None:
     _current.set(tenant_id)
     if connection.vendor == "oracle":

@@ -1,5 +1,7 @@
 import uuid
 
+from memory_review.ops import logs
+
 from .db_context import clear_tenant
 
 
@@ -12,6 +14,9 @@ class RequestContextMiddleware:
 
     def __call__(self, request):
         request.request_id = (request.headers.get("X-Request-ID") or uuid.uuid4().hex)[:64]
+        # Left set until the response is finished (logs.forget_request), so Django's own request
+        # log lines, written after the middleware returns, carry it too.
+        logs.request_id.set(request.request_id)
         try:
             response = self.get_response(request)
         finally:

@@ -1,0 +1,1 @@
+"""Running it: liveness and readiness, Prometheus metrics, logs that carry their context."""

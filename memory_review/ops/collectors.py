@@ -1,0 +1,44 @@
+"""State read from the database when Prometheus scrapes: per tenant, the review queue's depth,
+memories by status (the tallies the home page reads: one row per status) and assessments not
+yet done. Cheap queries only, each under the tenant's row-level context."""
+
+from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.registry import Collector
+
+from memory_review.assessments.models import Assessment
+from memory_review.memories.models import MemoryStatus, MemoryTally
+from memory_review.tenancy.db_context import tenant_context
+from memory_review.tenancy.models import Tenant
+
+OPEN_STATES = (Assessment.State.QUEUED, Assessment.State.RUNNING, Assessment.State.FAILED)
+
+
+class DomainCollector(Collector):
+    def collect(self):
+        queue = GaugeMetricFamily(
+            "memory_review_review_queue_depth",
+            "Memories waiting for a person (needs_review).",
+            labels=["tenant"],
+        )
+        memories = GaugeMetricFamily(
+            "memory_review_memories", "Memories by status.", labels=["tenant", "status"]
+        )
+        assessments = GaugeMetricFamily(
+            "memory_review_assessments", "Assessments queued, running or failed.", labels=["tenant", "state"]
+        )
+        for tenant_id, slug in (
+            Tenant.objects.filter(is_active=True).order_by("slug").values_list("pk", "slug")
+        ):
+            with tenant_context(tenant_id):
+                tallies = dict(MemoryTally.objects.filter(tenant_id=tenant_id).values_list("of_status", "n"))
+                states = dict.fromkeys(OPEN_STATES, 0)
+                for state in OPEN_STATES:
+                    states[state] = Assessment.objects.filter(tenant_id=tenant_id, state=state).count()
+            queue.add_metric([slug], tallies.get(MemoryStatus.NEEDS_REVIEW, 0))
+            for status in MemoryStatus.values:
+                memories.add_metric([slug, status], tallies.get(status, 0))
+            for state, n in states.items():
+                assessments.add_metric([slug, state], n)
+        yield queue
+        yield memories
+        yield assessments

@@ -1,0 +1,111 @@
+"""Probes and metrics for compose and orchestrators.
+
+* /healthz: the process answers (liveness). Touches nothing else, so a slow database never
+  gets a healthy web process restarted.
+* /readyz: the database, the broker (Redis) and Jev each answer (readiness); 503 naming what
+  does not, so traffic goes elsewhere until it does.
+* /metrics: Prometheus text format. Counts of tenants' data: only from this host (loopback) or
+  with `Authorization: Bearer METRICS_TOKEN`.
+"""
+
+import hmac
+import ipaddress
+import os
+
+import httpx
+from django.conf import settings
+from django.db import connection
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_GET
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
+from prometheus_client import REGISTRY as PROCESS_REGISTRY
+
+from memory_review.assessments.jev import uses_standin
+
+from .collectors import DomainCollector
+
+TYPESAFE_DEFAULT_BASE_URL = "https://api.typesafe.ai"
+
+
+@require_GET
+@never_cache
+def healthz(request: HttpRequest) -> HttpResponse:
+    return JsonResponse({"status": "ok"})
+
+
+def _database() -> str | None:
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT 1" + (" FROM DUAL" if connection.vendor == "oracle" else ""))
+            cursor.fetchone()
+    except Exception as exc:
+        return f"{type(exc).__name__}: {exc}"
+    return None
+
+
+def _broker() -> str | None:
+    url = settings.CELERY_BROKER_URL
+    if url.startswith("filesystem://"):
+        folder = settings.VAR_DIR / "broker"
+        return None if os.access(folder, os.W_OK) else f"the file broker's folder {folder} is not writable"
+    try:
+        import redis
+
+        redis.Redis.from_url(url, socket_connect_timeout=1, socket_timeout=1).ping()
+    except Exception as exc:
+        return f"{type(exc).__name__}: {exc}"
+    return None
+
+
+def _jev() -> str | None:
+    """Reachable: any HTTP answer from Jev's base URL (or the stand-in's) within two seconds."""
+    url = (
+        settings.JEV_STANDIN_URL
+        if uses_standin()
+        else (settings.TYPESAFE_BASE_URL or TYPESAFE_DEFAULT_BASE_URL)
+    )
+    try:
+        httpx.get(url, timeout=2.0)
+    except httpx.HTTPError as exc:
+        return f"{url}: {type(exc).__name__}: {exc}"
+    return None
+
+
+@require_GET
+@never_cache
+def readyz(request: HttpRequest) -> HttpResponse:
+    problems = {
+        name: check() for name, check in (("database", _database), ("broker", _broker), ("jev", _jev))
+    }
+    body = {name: problem or "ok" for name, problem in problems.items()}
+    ready = not any(problems.values())
+    return JsonResponse({"status": "ready" if ready else "not ready", **body}, status=200 if ready else 503)
+
+
+def _may_scrape(request: HttpRequest) -> bool:
+    token = settings.METRICS_TOKEN
+    header = request.headers.get("Authorization", "")
+    if token and hmac.compare_digest(header.encode(), f"Bearer {token}".encode()):
+        return True
+    try:
+        return ipaddress.ip_address(request.META.get("REMOTE_ADDR", "")).is_loopback
+    except ValueError:
+        return False
+
+
+@require_GET
+@never_cache
+def metrics(request: HttpRequest) -> HttpResponse:
+    if not _may_scrape(request):
+        return JsonResponse({"error": "metrics are for this host or a bearer METRICS_TOKEN"}, status=403)
+    if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):  # every process's counts, added up
+        from prometheus_client import multiprocess
+
+        counted = CollectorRegistry()
+        multiprocess.MultiProcessCollector(counted)
+    else:
+        counted = PROCESS_REGISTRY
+    state = CollectorRegistry()
+    state.register(DomainCollector())
+    return HttpResponse(generate_latest(counted) + generate_latest(state), content_type=CONTENT_TYPE_LATEST)

@@ -1,0 +1,143 @@
+"""Probes, metrics and logs: what compose, an orchestrator and an on-call engineer read."""
+
+import io
+import json
+import logging
+
+import pytest
+from django.test import Client
+from prometheus_client import REGISTRY
+
+from memory_review.assessments.invalidation import observe_event, run_invalidation
+from memory_review.lifecycle import Actor, transition
+from memory_review.memories.services import event_record
+from memory_review.ops import logs
+from memory_review.tenancy.db_context import tenant_context
+from tests.factories import make_memory, memory_in
+
+CLOSED_PORT = "http://127.0.0.1:9"  # discard: nothing listens
+
+
+def test_healthz_answers_without_touching_anything():
+    response = Client().get("/healthz")
+
+    assert response.status_code == 200 and response.json() == {"status": "ok"}
+
+
+@pytest.mark.django_db
+def test_readyz_is_ready_when_database_broker_and_jev_answer(standin, settings):
+    settings.JEV_STANDIN_URL = standin.url
+    settings.TYPESAFE_API_KEY = ""
+
+    response = Client().get("/readyz")
+
+    assert response.status_code == 200, response.json()
+    assert response.json() == {"status": "ready", "database": "ok", "broker": "ok", "jev": "ok"}
+
+
+@pytest.mark.django_db
+def test_readyz_names_what_is_down(settings):
+    settings.JEV_STANDIN_URL = CLOSED_PORT
+    settings.TYPESAFE_API_KEY = ""
+    settings.CELERY_BROKER_URL = "redis://127.0.0.1:9/0"
+
+    response = Client().get("/readyz")
+
+    assert response.status_code == 503
+    body = response.json()
+    assert body["status"] == "not ready" and body["database"] == "ok"
+    assert "ConnectionError" in body["broker"] and body["jev"].startswith(CLOSED_PORT)
+
+
+def sample(name: str, **labels) -> float:
+    return REGISTRY.get_sample_value(name, labels) or 0.0
+
+
+@pytest.mark.django_db
+def test_metrics_show_each_tenants_queue_and_count_transitions(
+    acme, globex, django_capture_on_commit_callbacks
+):
+    for _ in range(3):
+        memory_in(acme, "needs_review")
+    memory_in(globex, "needs_review")
+    before = sample("memory_review_transitions_total", actor_kind="user", action="freeze")
+    memory = make_memory(acme)
+    with django_capture_on_commit_callbacks(execute=True):
+        transition(obj=memory, action="freeze", actor=Actor("user", "1"), reason="pin", seen_version=1)
+
+    text = Client().get("/metrics").content.decode()
+
+    assert 'memory_review_review_queue_depth{tenant="acme"} 3.0' in text
+    assert 'memory_review_review_queue_depth{tenant="globex"} 1.0' in text
+    assert 'memory_review_memories{status="frozen",tenant="acme"} 1.0' in text
+    assert sample("memory_review_transitions_total", actor_kind="user", action="freeze") == before + 1
+    assert 'memory_review_transitions_total{action="freeze",actor_kind="user"}' in text
+
+
+@pytest.mark.django_db
+def test_metrics_count_jev_requests_and_finished_assessments(acme, policy, jev):
+    requests = sample("memory_review_jev_requests_total", outcome="ok")
+    done = sample("memory_review_assessments_finished_total", purpose="invalidation", state="done")
+    make_memory(acme, subject="delivery-address", content="Deliveries go to the Paris office.")
+    event = event_record(tenant=acme, source="chat", text="Deliveries go to Lyon now.")
+    with tenant_context(acme.pk):
+        run_invalidation(observe_event(event=event, enqueue=lambda a: None).pk, jev=jev)
+
+    assert sample("memory_review_jev_requests_total", outcome="ok") > requests
+    assert (
+        sample("memory_review_assessments_finished_total", purpose="invalidation", state="done") == done + 1
+    )
+    text = Client().get("/metrics").content.decode()
+    assert "memory_review_jev_request_seconds_bucket" in text and "memory_review_jev_cost_usd_total" in text
+
+
+@pytest.mark.django_db
+def test_metrics_are_for_this_host_or_a_bearer_token(acme, settings):
+    settings.METRICS_TOKEN = "scrape-secret"
+
+    assert Client().get("/metrics", REMOTE_ADDR="10.1.2.3").status_code == 403
+    assert (
+        Client().get("/metrics", REMOTE_ADDR="10.1.2.3", HTTP_AUTHORIZATION="Bearer wrong").status_code == 403
+    )
+    allowed = Client().get("/metrics", REMOTE_ADDR="10.1.2.3", HTTP_AUTHORIZATION="Bearer scrape-secret")
+    assert allowed.status_code == 200
+
+
+@pytest.fixture
+def json_log():
+    stream = io.StringIO()
+    handler = logging.StreamHandler(stream)
+    handler.addFilter(logs.ContextFilter())
+    handler.setFormatter(logs.JsonFormatter())
+    logger = logging.getLogger("django.request")
+    logger.addHandler(handler)
+    yield lambda: [json.loads(line) for line in stream.getvalue().splitlines()]
+    logger.removeHandler(handler)
+
+
+@pytest.mark.django_db
+def test_a_request_logs_with_its_request_id(json_log):
+    response = Client().get("/no-such-page/")
+
+    entries = [e for e in json_log() if "Not Found" in e["message"]]
+    assert entries and entries[0]["request_id"] == response["X-Request-ID"]
+    assert entries[0]["level"] == "WARNING" and entries[0]["tenant_id"] is None
+
+
+def test_a_record_carries_tenant_and_assessment_when_set(json_log):
+    with logs.bound(logs.assessment_id, 42), logs.bound(logs.request_id, "req-1"):
+        from memory_review.tenancy import db_context
+
+        token = db_context._current.set(7)
+        try:
+            logging.getLogger("django.request").warning("judging")
+        finally:
+            db_context._current.reset(token)
+
+    entry = json_log()[-1]
+    assert (entry["message"], entry["request_id"], entry["tenant_id"], entry["assessment_id"]) == (
+        "judging",
+        "req-1",
+        7,
+        42,
+    )
