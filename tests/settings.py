@@ -16,3 +16,7 @@ STORAGES = {
 WHITENOISE_USE_FINDERS = True
 STATIC_ROOT = VAR_DIR / "tests-staticfiles"  # noqa: F405 (empty: WhiteNoise reads the finders)
 STATIC_ROOT.mkdir(parents=True, exist_ok=True)
+
+# Tasks queued by the suite (a transactional test's on_commit) stay in this process: never on a
+# Redis a developer's demo worker reads. The worker drills bring their own broker (TEST_BROKER_URL).
+CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", "memory://")  # the worker drills set theirs
