@@ -8,6 +8,7 @@ import json
 import logging
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, CancelledError, Future, ThreadPoolExecutor, wait
+from functools import cache
 
 from django.conf import settings
 from django.db import OperationalError, transaction
@@ -49,8 +50,8 @@ def candidates_for(event: SourceEvent):
         value = getattr(event, column)
         if value is not None:
             in_scope &= Q(**{f"{column}__isnull": True}) | Q(**{column: value})
-    memories = Memory.objects.for_tenant(event.tenant).filter(
-        in_scope, status__in=LIVE_STATUSES, deleted_at__isnull=True
+    memories = Memory.objects.filter(
+        in_scope, tenant_id=event.tenant_id, status__in=LIVE_STATUSES, deleted_at__isnull=True
     )
     # Only what judging reads: a large pool's rows are read on every event.
     return (
@@ -99,11 +100,18 @@ def _event_state(event: SourceEvent) -> dict:
 
 
 def _questions(templates: Sequence[q.Question], i: int | None = None) -> dict:
-    out = {}
+    return dict(_question_set(tuple(templates), i))
+
+
+@cache
+def _question_set(templates: tuple[q.Question, ...], i: int | None) -> tuple:
+    """The typed questions for memory `i`: the same for every event, so built once a process
+    (each is a validated SDK object; a 100-memory event asks 600 of them)."""
+    out = []
     for template in templates:
         qid = template.id.format(i=i)
-        out[qid] = noul(qid, template.instructions.format(i=i), template.yes, template.no)
-    return out
+        out.append((qid, noul(qid, template.instructions.format(i=i), template.yes, template.no)))
+    return tuple(out)
 
 
 def _question_tokens(templates: Sequence[q.Question]) -> int:
@@ -274,7 +282,7 @@ def _judge_and_record(assessment: Assessment, jev: Jev) -> Assessment:
     if event.erased_at is not None:  # erased while queued: its text is gone, and never goes to Jev
         return finish(assessment, error=f"event {event.pk} was erased (right to forget) before it was judged")
     policy = Thresholds.from_data(assessment.policy.thresholds)
-    shadow = PolicyVersion.objects.for_tenant(event.tenant).shadow()
+    shadow = PolicyVersion.objects.filter(tenant_id=event.tenant_id).shadow()
     now = timezone.now()
     memories = list(candidates_for(event))
     settled, to_judge = code_checks(memories, now)
@@ -284,22 +292,24 @@ def _judge_and_record(assessment: Assessment, jev: Jev) -> Assessment:
         votes, error = gathering.run(to_judge), None
     except JevError as exc:
         votes, error = {}, str(exc)
+    figures = {
+        **usage.fields(),
+        "candidates_total": len(memories),
+        "candidates_screened_out": gathering.screened_out,
+        "judged_at": None if error else timezone.now(),
+    }
     with transaction.atomic():
-        recorded = Assessment.objects.select_for_update().get(pk=assessment.pk)
-        if recorded.judged_at is not None:
-            return recorded  # another worker, whose lease this one outlived, recorded first
-        recorded.candidates_total = len(memories)
-        recorded.candidates_screened_out = gathering.screened_out
-        for name, value in usage.fields().items():
-            setattr(recorded, name, value)
-        recorded.judged_at = None if error else timezone.now()
-        recorded.save()
+        # Only the first to record does: another worker, whose lease this one outlived, may have.
+        if not Assessment.objects.filter(pk=assessment.pk, judged_at__isnull=True).update(**figures):
+            return Assessment.objects.select_related("policy").get(pk=assessment.pk)
+        for name, value in figures.items():
+            setattr(assessment, name, value)
         if error:
-            return finish(recorded, error=error)  # no verdicts, no changes: memories stay as they were
-        verdicts = _verdicts(recorded, event, memories, settled, votes, policy, shadow)
+            return finish(assessment, error=error)  # no verdicts, no changes: memories stay as they were
+        verdicts = _verdicts(assessment, event, memories, settled, votes, policy, shadow)
         Verdict.objects.bulk_create(verdicts, batch_size=500)
         _record_checks(verdicts, now, policy)
-    return recorded
+    return assessment
 
 
 def _verdicts(assessment, event, memories, settled, votes, policy, shadow) -> list[Verdict]:
@@ -337,21 +347,24 @@ def _verdicts(assessment, event, memories, settled, votes, policy, shadow) -> li
 
 def _record_checks(verdicts: list[Verdict], now, policy: Thresholds) -> None:
     """p_true is the latest bearing still_true vote (with its distance from the policy's review
-    band, the queue's order); last_checked_at is when anything judged it. None is a status, so
-    no transition; none races with a reviewer's decision."""
-    Memory.objects.filter(pk__in=[v.memory_id for v in verdicts]).update(last_checked_at=now)
+    band, the queue's order), and last_checked_at when it was cast: the memory page shows them
+    together. Memories an event does not bear on are not written at all (on a pool of 100, that
+    was an UPDATE of 100 rows per event for a timestamp). None is a status, so no transition;
+    none races with a reviewer's decision."""
     bearing = [
-        Memory(pk=v.memory_id, p_true=v.still_true, threshold_gap=policy.gap(v.still_true))
+        Memory(
+            pk=v.memory_id, p_true=v.still_true, threshold_gap=policy.gap(v.still_true), last_checked_at=now
+        )
         for v in verdicts
         if v.disposition in BEARING
     ]
-    Memory.objects.bulk_update(bearing, ["p_true", "threshold_gap"], batch_size=500)
+    Memory.objects.bulk_update(bearing, ["p_true", "threshold_gap", "last_checked_at"], batch_size=500)
 
 
 def apply_verdicts(assessment: Assessment) -> dict[int, Memory]:
     """Apply each recorded verdict at most once. Returns successors written, by memory id."""
     successors = {}
-    label = PolicyVersion.objects.get(pk=assessment.policy_id).label
+    label = assessment.policy.label  # claim() read it with the assessment
     # Only verdicts that can move something: most of a large pool is unrelated.
     actionable = [*POLICY_ACTIONS, Disposition.EXPIRED]
     pending = (
@@ -382,7 +395,9 @@ def _apply(verdict_id: int, actor: Actor, *, remember_successor: bool) -> Memory
         if seen is None or not permits(memory, actor.kind, action):
             return None  # a person moved it since, or it is already where it should be (or frozen)
         try:
-            with transaction.atomic():
+            # No savepoint of its own: a refused move rolls this verdict's whole transaction back,
+            # which holds nothing else (one round trip less each way on the common path).
+            with transaction.atomic(savepoint=False):
                 successor = _move(verdict, memory, action, actor, seen, remember_successor)
         except (StaleVersion, IllegalTransition) as exc:
             logger.info("verdict %s not applied: %s", verdict.pk, exc)

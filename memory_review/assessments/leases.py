@@ -13,7 +13,8 @@ from contextlib import contextmanager
 from datetime import timedelta
 
 from django.conf import settings
-from django.db import DatabaseError, connections, transaction
+from django.db import DatabaseError, connections
+from django.db.models import Q
 from django.utils import timezone
 
 from memory_review.ops import metrics
@@ -39,22 +40,23 @@ def lease_seconds() -> float:
 
 
 def claim(*, tenant_id: int, assessment_id: int) -> Assessment:
-    """The assessment, leased to this worker (unless it is already finished)."""
-    with transaction.atomic():
-        assessment = Assessment.objects.select_for_update().get(pk=assessment_id, tenant_id=tenant_id)
-        if assessment.state in FINISHED:
-            return assessment
-        now = timezone.now()
-        if (
-            assessment.state == Assessment.State.RUNNING
-            and assessment.lease_until
-            and assessment.lease_until > now
-        ):
-            raise AssessmentBusy((assessment.lease_until - now).total_seconds())
-        assessment.state = Assessment.State.RUNNING
-        assessment.lease_until = now + timedelta(seconds=lease_seconds())
-        assessment.save(update_fields=["state", "lease_until"])
-    return assessment
+    """The assessment, leased to this worker (unless it is already finished), with its policy.
+
+    One conditional UPDATE takes the lease: the database lets one worker at a time through it,
+    and the one that finds it held, or finished, sees so in the row it reads next."""
+    now = timezone.now()
+    takeable = Q(state=Assessment.State.QUEUED) | Q(lease_until__isnull=True) | Q(lease_until__lte=now)
+    taken = (
+        Assessment.objects.filter(pk=assessment_id, tenant_id=tenant_id)
+        .exclude(state__in=FINISHED)
+        .filter(takeable)
+        .update(state=Assessment.State.RUNNING, lease_until=now + timedelta(seconds=lease_seconds()))
+    )
+    assessment = Assessment.objects.select_related("policy").get(pk=assessment_id, tenant_id=tenant_id)
+    if taken or assessment.state in FINISHED:
+        return assessment
+    held_for = (assessment.lease_until - now).total_seconds() if assessment.lease_until else 0.0
+    raise AssessmentBusy(max(held_for, 1.0))
 
 
 def finish(assessment: Assessment, *, error: str | None = None) -> Assessment:
