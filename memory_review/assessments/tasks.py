@@ -1,6 +1,8 @@
 """Thin Celery tasks: ids in, a service call, retries owned here (STYLE §6). Work is queued
 through `dispatch`, which names these tasks without importing them."""
 
+import logging
+
 from celery import shared_task
 from django.db import OperationalError
 
@@ -10,7 +12,10 @@ from memory_review.tenancy.db_context import tenant_context
 from . import recovery
 from .dispatch import RUN_ASSESSMENT
 from .leases import AssessmentBusy
+from .models import Assessment
 from .services import run_assessment as run
+
+logger = logging.getLogger(__name__)
 
 
 @shared_task(
@@ -22,6 +27,11 @@ def run_assessment(self, tenant_id: int, assessment_id: int) -> str:
             return run(tenant_id=tenant_id, assessment_id=assessment_id).state
         except AssessmentBusy as busy:  # a duplicate delivery: come back when the lease lapses
             raise self.retry(countdown=busy.seconds + 1, max_retries=None) from busy
+        except Assessment.DoesNotExist:  # queued against another database, or a rolled-back write
+            logger.warning(
+                "assessment %s of tenant %s does not exist: task dropped", assessment_id, tenant_id
+            )
+            return "missing"
 
 
 @shared_task(name="memory_review.assessments.tasks.reap_lapsed_leases")

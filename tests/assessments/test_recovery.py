@@ -176,3 +176,12 @@ def test_a_live_worker_keeps_renewing_its_lease_and_stops_when_done(assessment, 
     assert renewed > first
     assert after == renewed  # nothing renews it once the block is over
     assert not [t for t in threading.enumerate() if t.name == f"lease-{assessment.pk}"]
+
+
+def test_a_task_for_an_assessment_that_does_not_exist_is_dropped_with_a_warning(acme, caplog):
+    from memory_review.assessments.tasks import run_assessment
+
+    result = run_assessment.apply(args=(acme.pk, 999_999)).get()
+
+    assert result == "missing"
+    assert "assessment 999999 of tenant" in caplog.text and "task dropped" in caplog.text
