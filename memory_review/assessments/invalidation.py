@@ -12,7 +12,7 @@ from functools import cache
 
 from django.conf import settings
 from django.db import OperationalError, transaction
-from django.db.models import Q
+from django.db.models import F, Q
 from django.utils import timezone
 
 from memory_review.audit.models import Transition
@@ -33,8 +33,7 @@ logger = logging.getLogger(__name__)
 EXPIRABLE = (MemoryStatus.ACTIVE, MemoryStatus.NEEDS_REVIEW)
 
 JUDGED_FIELDS = (
-    "tenant_id", "content", "kind", "status", "valid_until", "row_version",
-    "source_event__source", "source_event__erased_at",
+    "tenant_id", "content", "kind", "status", "valid_until", "row_version", "source_event_id",
 )  # fmt: skip
 
 
@@ -56,7 +55,8 @@ def candidates_for(event: SourceEvent):
     # Only what judging reads: a large pool's rows are read on every event.
     return (
         memories.exclude(source_event=event)
-        .select_related("source_event")
+        # Two columns of the source event, not an event object per memory.
+        .annotate(source_channel=F("source_event__source"), source_erased_at=F("source_event__erased_at"))
         .only(*JUDGED_FIELDS)
         .order_by("pk")
     )
@@ -69,7 +69,7 @@ def code_checks(memories: Sequence[Memory], now) -> tuple[dict[int, str], list[M
     for memory in memories:
         if memory.status in EXPIRABLE and memory.is_expired(now):
             settled[memory.pk] = Disposition.EXPIRED
-        elif memory.source_event.erased_at is not None:
+        elif _source_erased(memory):
             settled[memory.pk] = Disposition.NO_SOURCE
         else:
             rest.append(memory)
@@ -85,8 +85,15 @@ def tokens(value) -> int:
     return len(json.dumps(value, ensure_ascii=False)) // 3 + 1
 
 
+def _source_erased(memory: Memory) -> bool:
+    if hasattr(memory, "source_erased_at"):  # candidates_for's annotation
+        return memory.source_erased_at is not None
+    return memory.source_event.erased_at is not None
+
+
 def _fact(memory: Memory) -> dict:
-    return {"fact": memory.content, "kind": memory.kind, "source": memory.source_event.source}
+    source = memory.source_channel if hasattr(memory, "source_channel") else memory.source_event.source
+    return {"fact": memory.content, "kind": memory.kind, "source": source}
 
 
 def _fact_tokens(memory: Memory) -> int:
@@ -263,24 +270,29 @@ def run_invalidation(
         return assessment
     with heartbeat(assessment):
         try:
+            pending = None
             if assessment.judged_at is None:
-                assessment = _judge_and_record(assessment, jev or get_jev())
+                assessment, pending = _judge_and_record(assessment, jev or get_jev())
                 if assessment.state == Assessment.State.FAILED:
                     return assessment
-            apply_verdicts(assessment)
+            apply_verdicts(assessment, pending=pending)
         except OperationalError:
             release(assessment)  # transient: the task retries and may take it straight back
             raise
         except Exception as exc:  # anything else would leave it "running" with no word on why
             logger.exception("assessment %s failed", assessment.pk)
+            assessment.refresh_from_db()  # what was rolled back is not reported as recorded
             return finish(assessment, error=f"{type(exc).__name__}: {exc}")
         return finish(assessment)
 
 
-def _judge_and_record(assessment: Assessment, jev: Jev) -> Assessment:
+def _judge_and_record(assessment: Assessment, jev: Jev) -> tuple[Assessment, list[tuple[int, int]] | None]:
+    """The assessment as recorded, and the (verdict, memory) ids that may move something, when
+    this worker recorded them (None: ask the database)."""
     event = SourceEvent.objects.get(pk=assessment.event_id, tenant_id=assessment.tenant_id)
     if event.erased_at is not None:  # erased while queued: its text is gone, and never goes to Jev
-        return finish(assessment, error=f"event {event.pk} was erased (right to forget) before it was judged")
+        error = f"event {event.pk} was erased (right to forget) before it was judged"
+        return finish(assessment, error=error), None
     policy = Thresholds.from_data(assessment.policy.thresholds)
     shadow = PolicyVersion.objects.filter(tenant_id=event.tenant_id).shadow()
     now = timezone.now()
@@ -301,15 +313,16 @@ def _judge_and_record(assessment: Assessment, jev: Jev) -> Assessment:
     with transaction.atomic():
         # Only the first to record does: another worker, whose lease this one outlived, may have.
         if not Assessment.objects.filter(pk=assessment.pk, judged_at__isnull=True).update(**figures):
-            return Assessment.objects.select_related("policy").get(pk=assessment.pk)
+            return Assessment.objects.select_related("policy").get(pk=assessment.pk), None
         for name, value in figures.items():
             setattr(assessment, name, value)
-        if error:
-            return finish(assessment, error=error)  # no verdicts, no changes: memories stay as they were
+        if error:  # no verdicts, no changes: memories stay as they were
+            return finish(assessment, error=error), None
         verdicts = _verdicts(assessment, event, memories, settled, votes, policy, shadow)
         Verdict.objects.bulk_create(verdicts, batch_size=500)
         _record_checks(verdicts, now, policy)
-    return assessment
+    pending = [(v.pk, v.memory_id) for v in verdicts if v.disposition in ACTIONABLE]
+    return assessment, (pending if all(pk is not None for pk, _ in pending) else None)
 
 
 def _verdicts(assessment, event, memories, settled, votes, policy, shadow) -> list[Verdict]:
@@ -361,22 +374,28 @@ def _record_checks(verdicts: list[Verdict], now, policy: Thresholds) -> None:
     Memory.objects.bulk_update(bearing, ["p_true", "threshold_gap", "last_checked_at"], batch_size=500)
 
 
-def apply_verdicts(assessment: Assessment) -> dict[int, Memory]:
-    """Apply each recorded verdict at most once. Returns successors written, by memory id."""
+def apply_verdicts(
+    assessment: Assessment, *, pending: list[tuple[int, int]] | None = None
+) -> dict[int, Memory]:
+    """Apply each recorded verdict at most once (`_apply` checks under a lock). Returns
+    successors written, by memory id. `pending`: the (verdict, memory) ids to apply, when the
+    caller just recorded them; otherwise the database says which are left."""
     successors = {}
     label = assessment.policy.label  # claim() read it with the assessment
-    # Only verdicts that can move something: most of a large pool is unrelated.
-    actionable = [*POLICY_ACTIONS, Disposition.EXPIRED]
-    pending = (
-        assessment.verdicts.filter(applied=False, disposition__in=actionable)
-        .order_by("pk")
-        .values_list("pk", "memory_id")
-    )
-    for verdict_id, memory_id in list(pending):
+    if pending is None:  # only verdicts that can move something: most of a large pool is unrelated
+        pending = list(
+            assessment.verdicts.filter(applied=False, disposition__in=ACTIONABLE)
+            .order_by("pk")
+            .values_list("pk", "memory_id")
+        )
+    for verdict_id, memory_id in sorted(pending):
         successor = _apply(verdict_id, Actor.policy(label), remember_successor=assessment.remember_successor)
         if successor is not None:
             successors[memory_id] = successor
     return successors
+
+
+ACTIONABLE = (*POLICY_ACTIONS, Disposition.EXPIRED)
 
 
 def _apply(verdict_id: int, actor: Actor, *, remember_successor: bool) -> Memory | None:

@@ -61,10 +61,10 @@ def claim(*, tenant_id: int, assessment_id: int) -> Assessment:
 
 def finish(assessment: Assessment, *, error: str | None = None) -> Assessment:
     state = Assessment.State.FAILED if error else Assessment.State.DONE
-    Assessment.objects.filter(pk=assessment.pk).update(
-        state=state, error=error, finished_at=timezone.now(), lease_until=None
-    )
-    assessment.refresh_from_db()
+    ended = {"state": state, "error": error, "finished_at": timezone.now(), "lease_until": None}
+    Assessment.objects.filter(pk=assessment.pk).update(**ended)
+    for name, value in ended.items():  # the caller's object holds the rest (its figures included)
+        setattr(assessment, name, value)
     metrics.ASSESSMENTS_FINISHED.labels(assessment.purpose, state).inc()
     if error:
         logger.warning("assessment %s failed: %s", assessment.pk, error)

@@ -134,10 +134,11 @@ def run_promotion(assessment_id: int, *, tenant_id: int | None = None, jev: Jev 
             votes, error = None, str(exc)
         else:
             error = None
+    figures = {**usage.fields(), "judged_at": None if error else timezone.now()}
     with transaction.atomic():
-        Assessment.objects.filter(pk=assessment.pk).update(
-            **usage.fields(), judged_at=None if error else timezone.now()
-        )
+        Assessment.objects.filter(pk=assessment.pk).update(**figures)
+        for name, value in figures.items():
+            setattr(assessment, name, value)
         if votes is not None:
             decision = decide_promotion(votes, policy=Thresholds.from_data(assessment.policy.thresholds))
             PromotionCandidate.objects.filter(pk=candidate.pk).update(
