@@ -5,6 +5,8 @@ COPY pyproject.toml README.md ./
 COPY memory_review ./memory_review
 RUN pip install --no-cache-dir '.[prod]'
 COPY . .
-RUN python manage.py collectstatic --noinput -v0
+# collectstatic imports the settings, which refuse to start without a key: a throwaway one,
+# for this step only (the running container must be given its own).
+RUN SECRET_KEY=collectstatic-only-not-a-secret python manage.py collectstatic --noinput -v0
 EXPOSE 8000
 CMD ["gunicorn", "memory_review.wsgi", "--bind", "0.0.0.0:8000", "--workers", "3"]

@@ -126,6 +126,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "memory_review.ops.probes.ProbeMiddleware",  # /healthz, /readyz: before the Host header is checked
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "memory_review.tenancy.middleware.RequestContextMiddleware",
@@ -326,6 +327,7 @@ JEV_RETRY_AFTER_MAX_S = env_float("JEV_RETRY_AFTER_MAX_S", 30.0)
 # one whose lease lapsed to another worker (assessments/leases.py, recovery.py).
 ASSESSMENT_LEASE_S = env_float("ASSESSMENT_LEASE_S", 30.0)
 ASSESSMENT_REAP_SECONDS = env_float("ASSESSMENT_REAP_SECONDS", 15.0)
+ASSESSMENT_REAPER_LIMIT = env_int("ASSESSMENT_REAPER_LIMIT", 3)  # then failed, for a lead to look at
 JEV_MAX_CONCURRENCY = env_int("JEV_MAX_CONCURRENCY", 32)
 JEV_REQUESTS_PER_MINUTE = env_int("JEV_REQUESTS_PER_MINUTE", 1200)
 # Invalidation batching (DESIGN §4, seeds/003).
@@ -339,6 +341,7 @@ JEV_STATE_TOKENS = env_int("JEV_STATE_TOKENS", 32_000)
 API_MAX_TEXT_CHARS = env_int("API_MAX_TEXT_CHARS", 20_000)
 # /metrics answers this host (loopback) and, when set, `Authorization: Bearer METRICS_TOKEN`.
 METRICS_TOKEN = env_secret("METRICS_TOKEN")
+JEV_READY_CACHE_S = env_float("JEV_READY_CACHE_S", 10.0)  # /readyz asks Jev at most this often
 API_RATE_PER_MINUTE = env_int("API_RATE_PER_MINUTE", 300)  # per token; 0 turns the limit off
 
 # The audit trail (docs/audit.md). Keys never live in the database: AUDIT_KEY (hex) with

@@ -1,8 +1,10 @@
 """The Oracle path, checked offline: no Oracle server runs on these machines (DESIGN §8)."""
 
 import re
+from pathlib import Path
 
 from django.apps import apps
+from django.conf import settings
 
 from memory_review.oracle.render import conditional_unique_constraints, render, render_grants
 from memory_review.oracle.scripts import GENERATED, GRANTS, SQL_DIR, script_paths, statements
@@ -112,3 +114,22 @@ def test_the_ledger_is_an_oracle_blockchain_table_in_a_schema_of_its_own_fed_by_
     assert "GRANT INSERT, SELECT ON memory_ledger.transition_ledger TO memory_owner" in dba
     assert len(trigger) == 1 and trigger[0].endswith("END audit_transition_ledger;")
     assert "INSERT INTO memory_ledger.transition_ledger" in trigger[0] and ":NEW.hash" in trigger[0]
+
+
+def test_no_locking_query_takes_a_row_limit_which_oracle_refuses():
+    """Django raises NotSupportedError on Oracle for select_for_update() with a LIMIT (.first(),
+    a slice); .get() leaves the limit out there. SQLite ignores the lock and PostgreSQL allows
+    the limit, so only this test would notice."""
+    from memory_review.oracle.render import offline_connection
+
+    assert not offline_connection().features.supports_select_for_update_with_limit
+    code = "\n".join(
+        " ".join(path.read_text().split())  # one line per file: chains span lines
+        for path in (Path(settings.BASE_DIR) / "memory_review").rglob("*.py")
+        if "migrations" not in path.parts
+    )
+    offenders = re.findall(
+        r"select_for_update\([^)]*\)(?:\.\w+\([^()]*(?:\([^()]*\))?[^()]*\))*\.(?:first|last)\(\)", code
+    )
+    offenders += re.findall(r"select_for_update\([^)]*\)[^\n]{0,200}?\)\[", code)
+    assert offenders == []

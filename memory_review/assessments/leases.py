@@ -72,8 +72,11 @@ def finish(assessment: Assessment, *, error: str | None = None) -> Assessment:
 
 
 def release(assessment: Assessment) -> None:
-    """Give the lease back (a transient error): the retried task may take it at once."""
-    Assessment.objects.filter(pk=assessment.pk, state=Assessment.State.RUNNING).update(lease_until=None)
+    """Give the lease back (a transient error): the retried task may take it at once, and if
+    that retry never comes (its tries spent, its message lost) the reaper finds it lapsed."""
+    Assessment.objects.filter(pk=assessment.pk, state=Assessment.State.RUNNING).update(
+        lease_until=timezone.now()
+    )
 
 
 @contextmanager

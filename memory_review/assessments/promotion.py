@@ -2,7 +2,9 @@
 code checks it, Jev votes (supported, scope_fits, conflict), and the policy's decision is only
 recorded. A reviewer decides; where they differ from the policy, that is a disagreement."""
 
-from django.db import transaction
+import logging
+
+from django.db import OperationalError, transaction
 from django.utils import timezone
 
 from memory_review.lifecycle import Actor, LifecycleError, transition
@@ -13,7 +15,7 @@ from memory_review.tenancy.models import Tenant
 from . import questions as q
 from .dispatch import enqueue_on_commit
 from .jev import Jev, JevError, get_jev, noul
-from .leases import FINISHED, claim, finish, heartbeat
+from .leases import FINISHED, claim, finish, heartbeat, release
 from .models import Assessment, PolicyVersion, PromotionCandidate
 from .policy import Thresholds, decide_promotion
 from .usage import Usage, ask_one
@@ -22,6 +24,8 @@ DECISION_OF_ACTION = {
     "approve": PromotionCandidate.Decision.PROMOTE,
     "reject": PromotionCandidate.Decision.REJECT,
 }
+
+logger = logging.getLogger(__name__)
 
 
 @transaction.atomic
@@ -120,6 +124,18 @@ def run_promotion(assessment_id: int, *, tenant_id: int | None = None, jev: Jev 
     assessment = claim(tenant_id=tenant_id, assessment_id=assessment_id)
     if assessment.state in FINISHED:
         return assessment
+    try:
+        return _judge_candidate(assessment, jev)
+    except OperationalError:
+        release(assessment)  # transient: the task retries and may take it straight back
+        raise
+    except Exception as exc:  # anything else would leave it "running" until the reaper gave up
+        logger.exception("assessment %s failed", assessment.pk)
+        assessment.refresh_from_db()
+        return finish(assessment, error=f"{type(exc).__name__}: {exc}")
+
+
+def _judge_candidate(assessment: Assessment, jev: Jev | None) -> Assessment:
     candidate = PromotionCandidate.objects.select_related("source_event", "tenant").get(assessment=assessment)
     if candidate.source_event is None or candidate.source_event.erased_at is not None:
         # Erased while queued: its text is gone, and never goes to Jev.

@@ -12,6 +12,7 @@ guards (the lease, votes recorded once, each verdict applied at most once) make 
 import logging
 from datetime import UTC
 
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
@@ -32,21 +33,42 @@ class CannotRetry(Exception):
 
 
 def reap_lapsed_leases(now=None) -> list[int]:
-    """Every tenant's running assessments whose lease has lapsed, queued again."""
+    """Every tenant's running assessments whose lease has lapsed, queued again; one whose worker
+    died REAPER_LIMIT times already is failed instead, with the reason, for a lead to look at (a
+    pool that kills its worker every time would otherwise ask Jev forever). A tenant the job
+    cannot reach is logged and skipped, never the end of the run for the others."""
     now = now or timezone.now()
     handed: list[int] = []
-    for tenant_id in Tenant.objects.order_by("pk").values_list("pk", flat=True):
-        with tenant_context(tenant_id), transaction.atomic():
-            lapsed = Assessment.objects.select_for_update(skip_locked=True).filter(
-                tenant_id=tenant_id, state=Assessment.State.RUNNING, lease_until__lt=now
-            )
-            for assessment in lapsed:
-                lapsed_at = f"{assessment.lease_until.astimezone(UTC):%Y-%m-%d %H:%M:%S} UTC"
-                reason = (
-                    f"its worker stopped renewing the lease (lapsed {lapsed_at}); handed to another worker"
+    for tenant_id in Tenant.objects.filter(is_active=True).order_by("pk").values_list("pk", flat=True):
+        try:
+            handed += _reap_tenant(tenant_id, now)
+        except Exception:
+            logger.exception("lease reaper: tenant %s skipped", tenant_id)
+    return handed
+
+
+def _reap_tenant(tenant_id: int, now) -> list[int]:
+    handed = []
+    with tenant_context(tenant_id), transaction.atomic():
+        lapsed = Assessment.objects.select_for_update(skip_locked=True).filter(
+            tenant_id=tenant_id, state=Assessment.State.RUNNING, lease_until__lt=now
+        )
+        for assessment in lapsed:
+            lapsed_at = f"{assessment.lease_until.astimezone(UTC):%Y-%m-%d %H:%M:%S} UTC"
+            reaped = AssessmentRestart.objects.filter(assessment=assessment, actor=REAPER).count()
+            if reaped >= settings.ASSESSMENT_REAPER_LIMIT:
+                error = (
+                    f"its worker stopped {reaped + 1} times without finishing (last lease lapsed "
+                    f"{lapsed_at}); failed so a lead can look at it and retry it from its page"
                 )
-                _restart(assessment, actor=REAPER, reason=reason)
-                handed.append(assessment.pk)
+                Assessment.objects.filter(pk=assessment.pk).update(
+                    state=Assessment.State.FAILED, error=error, finished_at=timezone.now(), lease_until=None
+                )
+                logger.error("assessment %s failed by the lease reaper: %s", assessment.pk, error)
+                continue
+            reason = f"its worker stopped renewing the lease (lapsed {lapsed_at}); handed to another worker"
+            _restart(assessment, actor=REAPER, reason=reason)
+            handed.append(assessment.pk)
     return handed
 
 

@@ -66,10 +66,12 @@ def row_hash(row: Transition, ring: Keyring | None = None) -> str:
 
 def append(row: Transition) -> Transition:
     """Chain and save `row`. The caller holds a transaction; the chain head is locked here."""
-    head = AuditChain.objects.select_for_update().filter(tenant_id=row.tenant_id).first()
-    if head is None:  # the tenant's first transition
+    # By primary key and without a row limit: Oracle refuses FOR UPDATE with FETCH FIRST.
+    try:
+        head = AuditChain.objects.select_for_update().get(pk=row.tenant_id)
+    except AuditChain.DoesNotExist:  # the tenant's first transition
         AuditChain.objects.get_or_create(tenant_id=row.tenant_id, defaults={"head_hash": GENESIS})
-        head = AuditChain.objects.select_for_update().get(tenant_id=row.tenant_id)
+        head = AuditChain.objects.select_for_update().get(pk=row.tenant_id)
     stray = Transition.objects.filter(tenant_id=row.tenant_id, seq__gt=head.seq).order_by("seq").first()
     if stray is not None:
         raise ChainBroken(

@@ -13,7 +13,7 @@ def checkpoint_all() -> int:
     """Celery beat's job every AUDIT_CHECKPOINT_MINUTES: verify each tenant's trail and, when it
     is intact, append a signed checkpoint of its head (a broken chain is never vouched for)."""
     written = 0
-    for tenant in Tenant.objects.order_by("slug"):
+    for tenant in Tenant.objects.filter(is_active=True).order_by("slug"):
         if verify_and_record(tenant, by="system:audit-checkpoint").intact:
             checkpoints.write(tenant)
             written += 1

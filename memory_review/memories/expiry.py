@@ -25,25 +25,34 @@ def expire_past_ttl(now=None) -> int:
     """Expire every tenant's live memories whose hard TTL has passed; how many moved."""
     now = now or timezone.now()
     moved = 0
-    for tenant_id in Tenant.objects.order_by("pk").values_list("pk", flat=True):
-        with tenant_context(tenant_id):
-            due = (
-                Memory.objects.filter(tenant_id=tenant_id, status__in=SWEPT, valid_until__lte=now)
-                .order_by("valid_until", "pk")
-                .only("pk", "tenant_id", "status", "row_version", "valid_until")[:BATCH]
-            )
-            for memory in due:
-                until = f"{memory.valid_until.astimezone(UTC):%Y-%m-%d %H:%M} UTC"
-                try:
-                    transition(
-                        obj=memory,
-                        action="expire",
-                        actor=SWEEP,
-                        reason=f"hard TTL passed (valid until {until}); expired by the scheduled sweep",
-                        seen_version=memory.row_version,
-                    )
-                except LifecycleError as exc:  # a person or the policy moved it meanwhile: theirs stands
-                    logger.info("memory %s not expired by the sweep: %s", memory.pk, exc)
-                    continue
-                moved += 1
+    for tenant_id in Tenant.objects.filter(is_active=True).order_by("pk").values_list("pk", flat=True):
+        try:
+            moved += _sweep_tenant(tenant_id, now)
+        except Exception:  # one tenant the job cannot reach must not stop the others' sweep
+            logger.exception("hard-TTL sweep: tenant %s skipped", tenant_id)
+    return moved
+
+
+def _sweep_tenant(tenant_id: int, now) -> int:
+    moved = 0
+    with tenant_context(tenant_id):
+        due = (
+            Memory.objects.filter(tenant_id=tenant_id, status__in=SWEPT, valid_until__lte=now)
+            .order_by("valid_until", "pk")
+            .only("pk", "tenant_id", "status", "row_version", "valid_until")[:BATCH]
+        )
+        for memory in due:
+            until = f"{memory.valid_until.astimezone(UTC):%Y-%m-%d %H:%M} UTC"
+            try:
+                transition(
+                    obj=memory,
+                    action="expire",
+                    actor=SWEEP,
+                    reason=f"hard TTL passed (valid until {until}); expired by the scheduled sweep",
+                    seen_version=memory.row_version,
+                )
+            except LifecycleError as exc:  # a person or the policy moved it meanwhile: theirs stands
+                logger.info("memory %s not expired by the sweep: %s", memory.pk, exc)
+                continue
+            moved += 1
     return moved

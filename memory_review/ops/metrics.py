@@ -7,7 +7,15 @@ convention for gunicorn and Celery on one host (docs/deploy.md). State (queues, 
 by state) is read from the database at scrape time instead: ops/collectors.py.
 """
 
-from prometheus_client import Counter, Histogram
+import os
+import socket
+
+from prometheus_client import Counter, Histogram, values
+
+if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+    # Each process's file is named by host and pid, not pid alone: containers sharing the
+    # directory each have their own pid 1, 7, 8... and would otherwise write one another's files.
+    values.ValueClass = values.MultiProcessValue(lambda: f"{socket.gethostname()}-{os.getpid()}")
 
 JEV_REQUESTS = Counter(
     "memory_review_jev_requests", "Requests to Jev, by outcome (ok or failed).", ["outcome"]

@@ -13,6 +13,7 @@ case "$MEMORY_APP_PASSWORD" in *'"'*) echo "the app password cannot contain a do
 
 sqlplus -s / as sysdba <<SQL
 WHENEVER SQLERROR EXIT SQL.SQLCODE
+SET DEFINE OFF
 ALTER SESSION SET CONTAINER = FREEPDB1;
 CREATE USER memory_app IDENTIFIED BY "${MEMORY_APP_PASSWORD}";
 GRANT CREATE SESSION TO memory_app;

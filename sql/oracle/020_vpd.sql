@@ -33,9 +33,9 @@ BEGIN
       JOIN user_tables u ON u.table_name = c.table_name
      WHERE c.column_name = 'TENANT_ID'
        AND c.table_name NOT IN ('TENANCY_MEMBERSHIP', 'TENANCY_APITOKEN')
-       AND NOT EXISTS (
-             SELECT 1 FROM user_policies p
-              WHERE p.object_name = c.table_name AND p.policy_name = c.table_name || '_TNT')
+       AND NOT EXISTS (  -- any policy using the function, whatever its name (older installs
+             SELECT 1 FROM user_policies p  -- named theirs differently)
+              WHERE p.object_name = c.table_name AND p.function = 'MEMORY_TENANT_POLICY')
   ) LOOP
     DBMS_RLS.ADD_POLICY(
       object_schema   => v_schema,

@@ -185,3 +185,67 @@ def test_a_task_for_an_assessment_that_does_not_exist_is_dropped_with_a_warning(
 
     assert result == "missing"
     assert "assessment 999999 of tenant" in caplog.text and "task dropped" in caplog.text
+
+
+def test_an_assessment_whose_worker_keeps_dying_is_failed_for_a_lead_not_queued_forever(assessment, settings):
+    settings.ASSESSMENT_REAPER_LIMIT = 2
+    for n in range(2):
+        AssessmentRestart.objects.create(
+            tenant_id=assessment.tenant_id, assessment=assessment, actor=recovery.REAPER,
+            reason=f"earlier death {n}", previous_state="running",
+        )  # fmt: skip
+    set_state(assessment, state="running", lease_until=timezone.now() - timedelta(seconds=5))
+
+    assert recovery.reap_lapsed_leases() == []
+
+    assessment.refresh_from_db()
+    assert assessment.state == "failed"
+    assert assessment.error.startswith("its worker stopped 3 times without finishing")
+    assert AssessmentRestart.objects.filter(assessment=assessment).count() == 2  # none added
+
+
+def test_the_reaper_skips_inactive_tenants(assessment, globex, monkeypatch):
+    from memory_review.tenancy.models import Tenant
+
+    set_state(assessment, state="running", lease_until=timezone.now() - timedelta(seconds=5))
+    Tenant.objects.filter(pk=globex.pk).update(is_active=False)
+    visited = []
+    real = recovery._reap_tenant
+    monkeypatch.setattr(recovery, "_reap_tenant", lambda t, now: visited.append(t) or real(t, now))
+
+    assert recovery.reap_lapsed_leases() == [assessment.pk]
+    assert visited == [assessment.tenant_id]
+
+
+def test_one_tenant_the_reaper_cannot_reach_stops_no_other(assessment, globex, monkeypatch, caplog):
+    visited = []
+
+    def reap(tenant_id, now):
+        visited.append(tenant_id)
+        if tenant_id == assessment.tenant_id:
+            raise RuntimeError("this tenant's context cannot be set")
+        return []
+
+    monkeypatch.setattr(recovery, "_reap_tenant", reap)
+
+    assert recovery.reap_lapsed_leases() == []
+    assert visited == sorted([assessment.tenant_id, globex.pk])
+    assert f"lease reaper: tenant {assessment.tenant_id} skipped" in caplog.text
+
+
+def test_a_promotion_that_fails_unexpectedly_is_failed_with_the_reason_not_left_running(
+    acme, policy, jev, monkeypatch
+):
+    from memory_review.assessments import promotion
+
+    event = event_record(tenant=acme, source="chat", text="The customer prefers email.")
+    candidate = promotion.candidate_propose(
+        tenant=acme, claim="Prefers email.", kind="preference", subject="contact", source_event=event,
+        proposed_by="agent", enqueue=lambda a: None,
+    )  # fmt: skip
+    monkeypatch.setattr(promotion, "promotion_state", lambda c: 1 / 0)
+
+    done = promotion.run_promotion(candidate.assessment_id, jev=jev)
+
+    assert done.state == "failed" and done.error == "ZeroDivisionError: division by zero"
+    assert Assessment.objects.get(pk=done.pk).state == "failed"

@@ -24,6 +24,18 @@ def test_healthz_answers_without_touching_anything():
     assert response.status_code == 200 and response.json() == {"status": "ok"}
 
 
+@pytest.fixture(autouse=True)
+def fresh_readiness(settings):
+    settings.JEV_READY_CACHE_S = 0  # each test asks Jev itself
+
+
+def test_probes_answer_whatever_host_they_are_called_by(settings):
+    settings.ALLOWED_HOSTS = ["memory-review.example.com"]
+
+    assert Client().get("/healthz", HTTP_HOST="10.1.2.3:8000").status_code == 200
+    assert Client().get("/accounts/login/", HTTP_HOST="10.1.2.3:8000").status_code == 400
+
+
 @pytest.mark.django_db
 def test_readyz_is_ready_when_database_broker_and_jev_answer(standin, settings):
     settings.JEV_STANDIN_URL = standin.url
@@ -46,7 +58,8 @@ def test_readyz_names_what_is_down(settings):
     assert response.status_code == 503
     body = response.json()
     assert body["status"] == "not ready" and body["database"] == "ok"
-    assert "ConnectionError" in body["broker"] and body["jev"].startswith(CLOSED_PORT)
+    assert body["broker"] == "unreachable (ConnectionError)" and body["jev"] == "unreachable (ConnectError)"
+    assert "127.0.0.1" not in response.content.decode()  # no host, port or DSN for an anonymous caller
 
 
 def sample(name: str, **labels) -> float:
@@ -101,6 +114,9 @@ def test_metrics_are_for_this_host_or_a_bearer_token(acme, settings):
     )
     allowed = Client().get("/metrics", REMOTE_ADDR="10.1.2.3", HTTP_AUTHORIZATION="Bearer scrape-secret")
     assert allowed.status_code == 200
+    # A proxy on this host: loopback is then anyone on the internet.
+    proxied = Client().get("/metrics", REMOTE_ADDR="127.0.0.1", HTTP_X_FORWARDED_FOR="203.0.113.9")
+    assert proxied.status_code == 403
 
 
 @pytest.fixture
@@ -141,3 +157,29 @@ def test_a_record_carries_tenant_and_assessment_when_set(json_log):
         7,
         42,
     )
+
+
+def test_in_multiprocess_mode_each_process_counts_into_a_file_named_by_host_and_pid(tmp_path):
+    """Containers sharing the directory each have their own pid 7: a file named by pid alone
+    would be written by two processes."""
+    import os
+    import socket
+    import subprocess
+    import sys
+
+    code = (
+        "from memory_review.ops import metrics\n"
+        "metrics.TRANSITIONS.labels('user', 'freeze').inc()\n"
+        "from prometheus_client import CollectorRegistry, generate_latest, multiprocess\n"
+        "registry = CollectorRegistry(); multiprocess.MultiProcessCollector(registry)\n"
+        "print(generate_latest(registry).decode())\n"
+    )
+    env = {**os.environ, "PROMETHEUS_MULTIPROC_DIR": str(tmp_path)}
+    for _ in range(2):
+        result = subprocess.run(
+            [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60
+        )
+        assert result.returncode == 0, result.stderr
+
+    assert 'memory_review_transitions_total{action="freeze",actor_kind="user"} 2.0' in result.stdout
+    assert all(f"_{socket.gethostname()}-" in path.name for path in tmp_path.iterdir())

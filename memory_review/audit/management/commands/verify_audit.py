@@ -15,7 +15,7 @@ class Command(BaseCommand):
         parser.add_argument("--tenant", metavar="SLUG", help="check only this tenant")
 
     def handle(self, *args, tenant=None, **options):
-        tenants = Tenant.objects.order_by("slug")
+        tenants = Tenant.objects.filter(is_active=True).order_by("slug")
         if tenant:
             tenants = tenants.filter(slug=tenant)
             if not tenants.exists():
