@@ -10,7 +10,7 @@ guards (the lease, votes recorded once, each verdict applied at most once) make 
 """
 
 import logging
-from datetime import UTC
+from datetime import UTC, timedelta
 
 from django.conf import settings
 from django.db import transaction
@@ -25,6 +25,7 @@ from .dispatch import enqueue_on_commit
 from .models import Assessment, AssessmentRestart
 
 REAPER = "system:lease-reaper"
+LAPSED = "its worker stopped renewing the lease"
 logger = logging.getLogger(__name__)
 
 
@@ -55,7 +56,9 @@ def _reap_tenant(tenant_id: int, now) -> list[int]:
         )
         for assessment in lapsed:
             lapsed_at = f"{assessment.lease_until.astimezone(UTC):%Y-%m-%d %H:%M:%S} UTC"
-            reaped = AssessmentRestart.objects.filter(assessment=assessment, actor=REAPER).count()
+            reaped = AssessmentRestart.objects.filter(
+                assessment=assessment, actor=REAPER, reason__startswith=LAPSED
+            ).count()
             if reaped >= settings.ASSESSMENT_REAPER_LIMIT:
                 error = (
                     f"its worker stopped {reaped + 1} times without finishing (last lease lapsed "
@@ -66,7 +69,20 @@ def _reap_tenant(tenant_id: int, now) -> list[int]:
                 )
                 logger.error("assessment %s failed by the lease reaper: %s", assessment.pk, error)
                 continue
-            reason = f"its worker stopped renewing the lease (lapsed {lapsed_at}); handed to another worker"
+            reason = f"{LAPSED} (lapsed {lapsed_at}); handed to another worker"
+            _restart(assessment, actor=REAPER, reason=reason)
+            handed.append(assessment.pk)
+        # Queued long ago and taken by no worker: its message was lost (a broker outage when it
+        # was sent, say). Sent again, at most once a period; a duplicate finds it done and stops.
+        period = timedelta(minutes=settings.ASSESSMENT_QUEUED_STALE_MINUTES)
+        stale = (
+            Assessment.objects.select_for_update(skip_locked=True)
+            .filter(tenant_id=tenant_id, state=Assessment.State.QUEUED, created_at__lt=now - period)
+            .exclude(restarts__created_at__gte=now - period)
+        )
+        for assessment in stale:
+            minutes = int((now - assessment.created_at).total_seconds() // 60)
+            reason = f"queued {minutes} minutes ago and taken by no worker (a lost message?); sent again"
             _restart(assessment, actor=REAPER, reason=reason)
             handed.append(assessment.pk)
     return handed

@@ -6,6 +6,7 @@ import time
 from datetime import timedelta
 
 import pytest
+import time_machine
 from django.test import Client
 from django.utils import timezone
 
@@ -192,7 +193,7 @@ def test_an_assessment_whose_worker_keeps_dying_is_failed_for_a_lead_not_queued_
     for n in range(2):
         AssessmentRestart.objects.create(
             tenant_id=assessment.tenant_id, assessment=assessment, actor=recovery.REAPER,
-            reason=f"earlier death {n}", previous_state="running",
+            reason=f"{recovery.LAPSED} (death {n})", previous_state="running",
         )  # fmt: skip
     set_state(assessment, state="running", lease_until=timezone.now() - timedelta(seconds=5))
 
@@ -249,3 +250,20 @@ def test_a_promotion_that_fails_unexpectedly_is_failed_with_the_reason_not_left_
 
     assert done.state == "failed" and done.error == "ZeroDivisionError: division by zero"
     assert Assessment.objects.get(pk=done.pk).state == "failed"
+
+
+def test_an_assessment_queued_long_ago_and_taken_by_no_worker_is_sent_again_once_a_period(
+    assessment, django_capture_on_commit_callbacks
+):
+    with time_machine.travel(timezone.now() + timedelta(minutes=11)):
+        with django_capture_on_commit_callbacks(execute=False) as queued:
+            assert recovery.reap_lapsed_leases() == [assessment.pk]
+        assert recovery.reap_lapsed_leases() == []  # not again within the period
+
+    assert len(queued) == 1
+    restart = AssessmentRestart.objects.get(assessment=assessment)
+    assert restart.previous_state == "queued" and "taken by no worker" in restart.reason
+
+
+def test_a_fresh_queued_assessment_is_left_to_its_message(assessment):
+    assert recovery.reap_lapsed_leases() == []
