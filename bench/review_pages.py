@@ -181,7 +181,7 @@ def build(n: int) -> dict:
                         memory_id=pk,
                         event=event,
                         row_version=version,
-                        disposition=decide(votes, source=event.source),
+                        disposition=decide(votes),
                         **votes,
                     )
                 )

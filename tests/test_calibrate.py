@@ -186,7 +186,9 @@ def test_a_policy_file_raising_confirm_min_leaves_a_near_threshold_confirmation_
     assert dispositions(calibrate_json(str(replay_set), "--policy", str(stricter))) == {"near": "uncertain"}
 
 
-def test_review_only_sources_turn_a_kill_from_that_source_into_uncertain(tmp_path):
+def test_replay_scores_the_policys_own_disposition_whatever_the_source(tmp_path):
+    """A review-only source changes what is done (a flag, when transitioning), never what the
+    policy said: calibration must see that the thresholds called this a kill."""
     kills = [
         case("forum", "uncertain", source="community_forum", still_true=0.1),
         case("crm", "contradicted", source="crm", still_true=0.1),
@@ -196,8 +198,8 @@ def test_review_only_sources_turn_a_kill_from_that_source_into_uncertain(tmp_pat
 
     report = calibrate_json(str(replay_set), "--policy", str(policy))
 
-    assert dispositions(report) == {"forum": "uncertain", "crm": "contradicted"}
-    assert report["totals"]["false_invalidations"] == 0
+    assert dispositions(report) == {"forum": "contradicted", "crm": "contradicted"}
+    assert report["totals"]["false_invalidations"] == 1  # forum: labelled uncertain, the policy killed
 
 
 def test_a_policy_file_with_an_unknown_key_names_the_key_and_the_file(tmp_path):

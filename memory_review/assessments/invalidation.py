@@ -25,7 +25,7 @@ from .dispatch import enqueue_on_commit
 from .jev import Jev, JevError, get_jev, noul
 from .leases import FINISHED, claim, finish, heartbeat, release
 from .models import Assessment, Disposition, PolicyVersion, Verdict
-from .policy import BEARING, POLICY_ACTIONS, PROPOSED_STATUS, Thresholds, decide
+from .policy import BEARING, POLICY_ACTIONS, PROPOSED_STATUS, Thresholds, decide, policy_action
 from .usage import Usage
 
 logger = logging.getLogger(__name__)
@@ -333,12 +333,8 @@ def _verdicts(assessment, event, memories, settled, votes, policy, shadow) -> li
             disposition, memory_votes, shadow_disposition = settled[memory.pk], {}, None
         elif memory.pk in votes:
             memory_votes = votes[memory.pk]
-            disposition = decide(memory_votes, source=event.source, policy=policy)
-            shadow_disposition = (
-                decide(memory_votes, source=event.source, policy=shadow_thresholds)
-                if shadow_thresholds
-                else None
-            )
+            disposition = decide(memory_votes, policy=policy)
+            shadow_disposition = decide(memory_votes, policy=shadow_thresholds) if shadow_thresholds else None
         else:
             continue  # screened out: unrelated without a full vote, nothing to record
         verdicts.append(
@@ -382,6 +378,7 @@ def apply_verdicts(
     caller just recorded them; otherwise the database says which are left."""
     successors = {}
     label = assessment.policy.label  # claim() read it with the assessment
+    thresholds = Thresholds.from_data(assessment.policy.thresholds)
     if pending is None:  # only verdicts that can move something: most of a large pool is unrelated
         pending = list(
             assessment.verdicts.filter(applied=False, disposition__in=ACTIONABLE)
@@ -389,7 +386,12 @@ def apply_verdicts(
             .values_list("pk", "memory_id")
         )
     for verdict_id, memory_id in sorted(pending):
-        successor = _apply(verdict_id, Actor.policy(label), remember_successor=assessment.remember_successor)
+        successor = _apply(
+            verdict_id,
+            Actor.policy(label),
+            remember_successor=assessment.remember_successor,
+            policy=thresholds,
+        )
         if successor is not None:
             successors[memory_id] = successor
     return successors
@@ -398,18 +400,22 @@ def apply_verdicts(
 ACTIONABLE = (*POLICY_ACTIONS, Disposition.EXPIRED)
 
 
-def _apply(verdict_id: int, actor: Actor, *, remember_successor: bool) -> Memory | None:
+def _apply(verdict_id: int, actor: Actor, *, remember_successor: bool, policy: Thresholds) -> Memory | None:
     with transaction.atomic():
         verdict = Verdict.objects.select_for_update().select_related("memory", "event").get(pk=verdict_id)
         if verdict.applied:
             return None
         memory = verdict.memory
+        rule = None
         if verdict.disposition == Disposition.EXPIRED:
             action, actor = "expire", Actor.system("ttl-check")
-        elif verdict.disposition in POLICY_ACTIONS:
-            action = POLICY_ACTIONS[verdict.disposition]
         else:
-            return None  # unrelated, directive, hypothetical: logged, never written
+            # The policy's own disposition, through the review-only rule for this source.
+            action, rule = policy_action(verdict.disposition, source=verdict.event.source, policy=policy)
+            if action is None:  # unrelated, directive, hypothetical; or a review-only confirmation
+                if rule:
+                    logger.info("verdict %s not applied: %s", verdict.pk, rule)
+                return None
         seen = _version_to_act_on(verdict, memory)
         if seen is None or not permits(memory, actor.kind, action):
             return None  # a person moved it since, or it is already where it should be (or frozen)
@@ -417,7 +423,7 @@ def _apply(verdict_id: int, actor: Actor, *, remember_successor: bool) -> Memory
             # No savepoint of its own: a refused move rolls this verdict's whole transaction back,
             # which holds nothing else (one round trip less each way on the common path).
             with transaction.atomic(savepoint=False):
-                successor = _move(verdict, memory, action, actor, seen, remember_successor)
+                successor = _move(verdict, memory, action, actor, seen, remember_successor, rule)
         except (StaleVersion, IllegalTransition) as exc:
             logger.info("verdict %s not applied: %s", verdict.pk, exc)
             return None
@@ -437,9 +443,17 @@ def _version_to_act_on(verdict: Verdict, memory: Memory) -> int | None:
     return memory.row_version
 
 
-def _move(verdict: Verdict, memory: Memory, action: str, actor: Actor, seen: int, remember_successor: bool):
+def _move(
+    verdict: Verdict,
+    memory: Memory,
+    action: str,
+    actor: Actor,
+    seen: int,
+    remember_successor: bool,
+    rule: str | None,
+):
     event = verdict.event
-    reason = verdict_reason(verdict, event, actor)
+    reason = verdict_reason(verdict, event, actor) + (f"; {rule}" if rule else "")
     if action == "supersede" and remember_successor and event.erased_at is None:
         return memory_write(
             event=event,

@@ -116,7 +116,7 @@ BEARING = frozenset(
 _KILLS = {Disposition.CONTRADICTED, Disposition.SUPERSEDED, Disposition.PARTIAL}
 
 
-def decide(votes: dict[str, float], *, source: str, policy: Thresholds = DEFAULTS) -> str:
+def decide(votes: dict[str, float], *, policy: Thresholds = DEFAULTS) -> str:
     """The invalidation table. Form checks come first so a question cannot confirm a fact."""
     if votes["bears"] < policy.bears_min:
         return Disposition.UNRELATED
@@ -135,10 +135,28 @@ def decide(votes: dict[str, float], *, source: str, policy: Thresholds = DEFAULT
         disposition = Disposition.SUPERSEDED
     else:
         disposition = Disposition.CONTRADICTED
-    # Review-only sources may flag a memory but never kill it.
-    if disposition in _KILLS and source in policy.review_only_sources:
-        return Disposition.UNCERTAIN
+    # The policy's own word, whatever the source: the review-only rule is applied when
+    # transitioning (policy_action), so the log, shadow replay and calibration see what it said.
     return disposition
+
+
+def policy_action(
+    disposition: str, *, source: str, policy: Thresholds = DEFAULTS
+) -> tuple[str | None, str | None]:
+    """What the lifecycle is asked to do with a disposition from this source, and why it differs
+    from POLICY_ACTIONS when it does. A review-only source may flag, never flip (DESIGN §4): its
+    kill or partial only flags, and its confirmation moves nothing."""
+    action = POLICY_ACTIONS.get(disposition)
+    if source not in policy.review_only_sources or action is None:
+        return action, None
+    if disposition in _KILLS:
+        return (
+            "flag",
+            f"source {source} is review-only: the policy said {disposition}, so it is flagged for a person",
+        )
+    if action == "confirm":
+        return None, f"source {source} is review-only: its confirmation moves nothing"
+    return action, None
 
 
 def decide_promotion(votes: dict[str, float], *, policy: Thresholds = DEFAULTS) -> str:

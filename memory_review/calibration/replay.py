@@ -268,7 +268,7 @@ def _text_problems(data: dict) -> list[str]:
 
 
 def replay(cases: Iterable[Case], policy: Thresholds = DEFAULTS) -> Report:
-    results = [score(case, decide(case.votes, source=case.source, policy=policy)) for case in cases]
+    results = [score(case, decide(case.votes, policy=policy)) for case in cases]
     totals = Tally()
     by_category: dict[str, Tally] = {}
     for result in results:

@@ -2023,7 +2023,7 @@ class _TenantSeeder:
                 # Dead memories are not re-judged: the data would tell a story the product can't.
                 raise ValueError(f"{self.spec.slug}: {key} is {memory.status}; only live ones are judged")
             votes = {**four._asdict(), "hypothetical": step.hypothetical, "directive": step.directive}
-            disposition = policy.decide(votes, source=event.source, policy=self.thresholds)
+            disposition = policy.decide(votes, policy=self.thresholds)
             shadow = self._shadow()
             verdict = Verdict.objects.create(
                 tenant=self.tenant,
@@ -2034,9 +2034,7 @@ class _TenantSeeder:
                 disposition=disposition,
                 proposed_status=policy.PROPOSED_STATUS.get(disposition),
                 shadow_policy=shadow,
-                shadow_disposition=policy.decide(
-                    votes, source=event.source, policy=policy.Thresholds.from_data(shadow.thresholds)
-                )
+                shadow_disposition=policy.decide(votes, policy=policy.Thresholds.from_data(shadow.thresholds))
                 if shadow
                 else None,
                 **votes,

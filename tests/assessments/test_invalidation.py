@@ -154,14 +154,39 @@ def test_a_frozen_memory_is_judged_and_logged_but_never_moved(acme, policy, jev,
     assert Memory.objects.get(pk=paris.pk).status == "frozen"
 
 
-def test_a_review_only_source_can_flag_but_never_kill(acme, policy, jev, paris):
+def test_a_review_only_source_can_flag_but_never_kill_and_the_verdict_keeps_what_the_policy_said(
+    acme, policy, jev, paris
+):
     policy.thresholds = {**policy.thresholds, "review_only_sources": ["slack"]}
     policy.save()
 
     run_invalidation(observe(acme, LYON, source="slack").pk, jev=jev)
 
-    assert Verdict.objects.get(memory=paris).disposition == Disposition.UNCERTAIN
-    assert Memory.objects.get(pk=paris.pk).status == "needs_review"
+    verdict = Verdict.objects.get(memory=paris)
+    assert verdict.disposition == Disposition.SUPERSEDED  # the policy's own word, for the log and calibration
+    assert Memory.objects.get(pk=paris.pk).status == "needs_review"  # the rule: flagged, not killed
+    move = Transition.objects.get(memory=paris)
+    assert move.action == "flag" and move.verdict_id == verdict.pk
+    assert (
+        "source slack is review-only: the policy said superseded, so it is flagged for a person"
+        in move.reason
+    )
+
+
+def test_a_review_only_sources_confirmation_moves_nothing(acme, policy):
+    from memory_review.assessments.invalidation import apply_verdicts
+    from tests.factories import flagged, judged
+
+    policy.thresholds = {**policy.thresholds, "review_only_sources": ["slack"]}
+    policy.save()
+    memory = flagged(acme, policy)
+    verdict = judged(memory, policy, disposition=Disposition.CONFIRMED, still_true=0.95, source="slack")
+
+    apply_verdicts(verdict.assessment)
+
+    assert Memory.objects.get(pk=memory.pk).status == "needs_review"
+    assert not Verdict.objects.get(pk=verdict.pk).applied
+    assert Transition.objects.filter(memory=memory).count() == 1  # only the flag that put it there
 
 
 def test_observing_the_same_event_twice_writes_nothing_twice(acme, policy, jev, paris, hours, standin):
