@@ -1,4 +1,6 @@
-"""`manage.py calibrate FILE [--policy POLICY.json] [--json]`: replay a labelled set (DESIGN §5)."""
+"""`manage.py calibrate FILE [--policy POLICY.json] [--json] [--sweep]`: replay a labelled set
+(DESIGN §5), or sweep a grid of thresholds over it for the best policy that adds no false
+invalidation (calibration/sweep.py)."""
 
 import json
 from pathlib import Path
@@ -7,6 +9,8 @@ from django.core.management.base import BaseCommand, CommandError
 
 from memory_review.assessments.policy import DEFAULTS, Thresholds
 from memory_review.calibration.replay import ReplayError, Report, Tally, load_cases, load_policy, replay
+from memory_review.calibration.sweep import sweep as run_sweep
+from memory_review.calibration.sweep import sweep_report
 
 FALSE_INVALIDATION = "<< FALSE INVALIDATION"
 ZERO = "·"  # a dot rather than 0 lets the filled cells of the matrix stand out
@@ -23,13 +27,33 @@ class Command(BaseCommand):
         parser.add_argument("file", help="replay set, JSONL, one case per line")
         parser.add_argument("--policy", metavar="POLICY.json", help="thresholds; missing keys take defaults")
         parser.add_argument("--json", action="store_true", dest="as_json", help="print the report as JSON")
+        parser.add_argument(
+            "--sweep",
+            action="store_true",
+            help="search the threshold grid for the best strict accuracy with no more false invalidations "
+            "than the policy given (or the default one)",
+        )
 
-    def handle(self, *args, file: str, policy: str | None = None, as_json: bool = False, **options):
+    def handle(
+        self,
+        *args,
+        file: str,
+        policy: str | None = None,
+        as_json: bool = False,
+        sweep: bool = False,
+        **options,
+    ):
         try:
             cases = load_cases(_read_text(file).splitlines(), filename=file)
             thresholds = load_policy(_read_json(policy), filename=policy) if policy else DEFAULTS
         except ReplayError as error:
             raise CommandError(str(error)) from error
+        if sweep:
+            if not cases:
+                raise CommandError(f"{file} has no cases to sweep over")
+            found = sweep_report(run_sweep(cases, thresholds))
+            self.stdout.write(json.dumps(found, indent=None if as_json else 2, ensure_ascii=False))
+            return
         report = replay(cases, thresholds)
         if as_json:
             self.stdout.write(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
