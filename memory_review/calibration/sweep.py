@@ -77,6 +77,28 @@ class Sweep:
     seconds: float
 
 
+def dispositions(votes, policy: Thresholds) -> np.ndarray:
+    """decide() over arrays: `votes` has one array per vote name (as attributes), the result one
+    disposition code per row (CODES)."""
+    out = np.full(votes.bears.shape[0], UNCERTAIN)
+    unrelated = votes.bears < policy.bears_min
+    directive = ~unrelated & (votes.directive >= policy.directive_max)
+    hypothetical = ~unrelated & ~directive & (votes.hypothetical >= policy.hypothetical_max)
+    rest = ~(unrelated | directive | hypothetical)
+    confirmed = rest & (votes.still_true >= policy.confirm_at)
+    kill = rest & ~confirmed & (votes.still_true <= policy.contradict_at)
+    partial = kill & (votes.partial >= policy.partial_min)
+    superseded = kill & ~partial & (votes.replaces >= policy.replace_min)
+    out[unrelated] = UNRELATED
+    out[directive] = DIRECTIVE
+    out[hypothetical] = HYPOTHETICAL
+    out[confirmed] = CONFIRMED
+    out[partial] = PARTIAL
+    out[superseded] = SUPERSEDED
+    out[kill & ~partial & ~superseded] = CONTRADICTED
+    return out
+
+
 class Cases:
     """The labelled set as arrays: one row per case."""
 
@@ -99,23 +121,7 @@ class Cases:
 
     def dispositions(self, policy: Thresholds) -> np.ndarray:
         """decide() for every case at once."""
-        out = np.full(self.n, UNCERTAIN)
-        unrelated = self.bears < policy.bears_min
-        directive = ~unrelated & (self.directive >= policy.directive_max)
-        hypothetical = ~unrelated & ~directive & (self.hypothetical >= policy.hypothetical_max)
-        rest = ~(unrelated | directive | hypothetical)
-        confirmed = rest & (self.still_true >= policy.confirm_at)
-        kill = rest & ~confirmed & (self.still_true <= policy.contradict_at)
-        partial = kill & (self.partial >= policy.partial_min)
-        superseded = kill & ~partial & (self.replaces >= policy.replace_min)
-        out[unrelated] = UNRELATED
-        out[directive] = DIRECTIVE
-        out[hypothetical] = HYPOTHETICAL
-        out[confirmed] = CONFIRMED
-        out[partial] = PARTIAL
-        out[superseded] = SUPERSEDED
-        out[kill & ~partial & ~superseded] = CONTRADICTED
-        return out
+        return dispositions(self, policy)
 
     def score(self, policy: Thresholds) -> Score:
         found = self.dispositions(policy)
