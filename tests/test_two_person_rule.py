@@ -133,6 +133,8 @@ def test_an_admin_asks_to_erase_a_person_typing_the_id_twice_and_a_lead_confirms
     page = client.get("/t/acme/erasures/").content.decode()
     assert "confirmed by" in page and "erase cust-9" in page  # both steps, on record
     assert erasure.proof_hash in page and 'action="/t/acme/erasures/request/"' not in page
+    title = page.split("<title>", 1)[1].split("</title>", 1)[0]
+    assert title == "Right to forget · Acme Support"  # the history table once leaked into it
 
 
 def test_only_a_tenant_admin_may_ask_and_reviewers_and_labelers_see_nothing(
