@@ -17,7 +17,13 @@ from django.utils import timezone
 
 from memory_review.audit.models import Transition
 from memory_review.lifecycle import Actor, IllegalTransition, StaleVersion, permits, transition
-from memory_review.memories.models import LIVE_STATUSES, Memory, MemoryLink, MemoryStatus, SourceEvent
+from memory_review.memories.models import (
+    EXPIRABLE,
+    LIVE_STATUSES,
+    Memory,
+    MemoryLink,
+    SourceEvent,
+)
 from memory_review.memories.services import memory_write
 
 from . import questions as q
@@ -30,7 +36,6 @@ from .usage import Usage
 
 logger = logging.getLogger(__name__)
 
-EXPIRABLE = (MemoryStatus.ACTIVE, MemoryStatus.NEEDS_REVIEW)
 
 JUDGED_FIELDS = (
     "tenant_id", "content", "kind", "status", "valid_until", "row_version", "source_event_id",

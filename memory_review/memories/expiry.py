@@ -12,12 +12,11 @@ from memory_review.lifecycle import Actor, LifecycleError, transition
 from memory_review.tenancy.db_context import tenant_context
 from memory_review.tenancy.models import Tenant
 
-from .models import Memory, MemoryStatus
+from .models import EXPIRABLE, Memory
 
 logger = logging.getLogger(__name__)
 
 SWEEP = Actor.system("ttl-sweep")
-SWEPT = (MemoryStatus.ACTIVE, MemoryStatus.NEEDS_REVIEW)
 BATCH = 500  # per tenant per run: the next run, seconds later, takes the rest
 
 
@@ -37,7 +36,7 @@ def _sweep_tenant(tenant_id: int, now) -> int:
     moved = 0
     with tenant_context(tenant_id):
         due = (
-            Memory.objects.filter(tenant_id=tenant_id, status__in=SWEPT, valid_until__lte=now)
+            Memory.objects.filter(tenant_id=tenant_id, status__in=EXPIRABLE, valid_until__lte=now)
             .order_by("valid_until", "pk")
             .only("pk", "tenant_id", "status", "row_version", "valid_until")[:BATCH]
         )

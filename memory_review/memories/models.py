@@ -84,6 +84,9 @@ class MemoryStatus(models.TextChoices):
 
 # Statuses in which a memory is still in force and gets judged against new evidence.
 LIVE_STATUSES = (MemoryStatus.ACTIVE, MemoryStatus.NEEDS_REVIEW, MemoryStatus.FROZEN)
+# Past its hard TTL, code expires a memory in these (a vote must never confirm it back); a
+# frozen one stays pinned until a person unfreezes it. The sweep and the code checks share it.
+EXPIRABLE = (MemoryStatus.ACTIVE, MemoryStatus.NEEDS_REVIEW)
 
 
 def exact_scope(row: Scope) -> Q:

@@ -94,17 +94,6 @@ UNPOLICIED = {
 }
 
 
-def tenant_tables() -> list[str]:
-    """Tables whose rows carry a tenant, from the models."""
-    from django.apps import apps
-
-    return sorted(
-        model._meta.db_table
-        for model in apps.get_models()
-        if any(field.name == "tenant" for field in model._meta.fields)
-    )
-
-
 def unmapped(tables: list[str]) -> list[str]:
     return sorted(table for table in tables if table not in APP_GRANTS)
 

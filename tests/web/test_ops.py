@@ -83,6 +83,7 @@ def test_metrics_show_each_tenants_queue_and_count_transitions(
     assert 'memory_review_review_queue_depth{tenant="acme"} 3.0' in text
     assert 'memory_review_review_queue_depth{tenant="globex"} 1.0' in text
     assert 'memory_review_memories{status="frozen",tenant="acme"} 1.0' in text
+    assert 'memory_review_assessments{state="queued",tenant="acme"} 0.0' in text
     assert sample("memory_review_transitions_total", actor_kind="user", action="freeze") == before + 1
     assert 'memory_review_transitions_total{action="freeze",actor_kind="user"}' in text
 
