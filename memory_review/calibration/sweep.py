@@ -143,9 +143,7 @@ class Cases:
         depends on still_true alone, against the two edges of the review band. So for each form
         and kill setting the cases that reach the band are sorted by still_true once, and each
         outcome's hits are prefix sums: a pair of edges is then two binary searches."""
-        axes = {name: sorted({*grid[name], getattr(baseline, name)}) for name in grid}
-        fixed = {name: [getattr(baseline, name)] for name in SWEPT if name not in axes}
-        axes = {**fixed, **axes}
+        axes = _axes(baseline, grid)
         for bears_min, directive_max, hypothetical_max in itertools.product(
             axes["bears_min"], axes["directive_max"], axes["hypothetical_max"]
         ):
@@ -213,15 +211,18 @@ class Cases:
 def policies(baseline: Thresholds, grid: dict[str, tuple[float, ...]] = GRID):
     """Every valid combination of the grid, each threshold's grid with the baseline's own value
     added (so "change nothing" is always a candidate), the baseline's other settings kept."""
-    names = tuple(grid)
-    axes = [sorted({*grid[name], getattr(baseline, name)}) for name in names]
-    for values in itertools.product(*axes):
-        chosen = dict(zip(names, values, strict=True))
-        if chosen.get("contradict_max", baseline.contradict_max) > chosen.get(
-            "confirm_min", baseline.confirm_min
-        ):
+    axes = _axes(baseline, grid)
+    for values in itertools.product(*axes.values()):
+        chosen = dict(zip(axes, values, strict=True))
+        if chosen["contradict_max"] > chosen["confirm_min"]:
             continue
         yield replace(baseline, **chosen)
+
+
+def _axes(baseline: Thresholds, grid: dict[str, tuple[float, ...]]) -> dict[str, list[float]]:
+    """Each swept threshold's values: the grid's with the baseline's own added; one the grid
+    leaves out keeps the baseline's value."""
+    return {name: sorted({*grid.get(name, ()), getattr(baseline, name)}) for name in SWEPT}
 
 
 def distance(policy: Thresholds, baseline: Thresholds) -> float:
