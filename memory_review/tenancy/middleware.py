@@ -1,5 +1,7 @@
 import uuid
 
+from django.conf import settings
+
 from memory_review.ops import logs
 
 from .db_context import clear_tenant
@@ -28,8 +30,6 @@ class RequestContextMiddleware:
 def client_ip(request) -> str:
     """The client's address: REMOTE_ADDR, or, behind TRUSTED_PROXY_COUNT proxies, the address the
     outermost trusted proxy saw (X-Forwarded-For read from the right, so a client cannot forge it)."""
-    from django.conf import settings
-
     proxies = settings.TRUSTED_PROXY_COUNT
     forwarded = [part.strip() for part in request.META.get("HTTP_X_FORWARDED_FOR", "").split(",")]
     forwarded = [part for part in forwarded if part]
