@@ -23,6 +23,8 @@ RLS_WITH_THEIR_TABLE = {
     "audit_auditverification",
     "memories_dualcontrol",
     "assessments_assessmentrestart",
+    "calibration_policyproposal",
+    "calibration_replayset",
 }
 
 

@@ -30,6 +30,9 @@ class Thresholds:
     supported_min: float = 0.90
     scope_fits_min: float = 0.90
     conflict_max: float = 0.10
+    # A dead band around each promotion threshold: votes within it go to review rather than a
+    # 0.89 rejecting and a 0.90 promoting. 0 keeps the plain rule.
+    promote_margin: float = 0.0
 
     @classmethod
     def from_data(cls, data: dict) -> "Thresholds":
@@ -160,12 +163,20 @@ def policy_action(
 
 
 def decide_promotion(votes: dict[str, float], *, policy: Thresholds = DEFAULTS) -> str:
-    if (
-        votes["supported"] >= policy.supported_min
-        and votes["scope_fits"] >= policy.scope_fits_min
-        and votes["conflict"] <= policy.conflict_max
-    ):
-        return "promote"
+    """Promote when every vote clears its threshold by the dead band; review on a conflict;
+    reject when support or scope falls short by more than the band; otherwise, within the band,
+    review."""
+    band = policy.promote_margin
     if votes["conflict"] > policy.conflict_max:
         return "review"
-    return "reject"
+    if (
+        votes["supported"] >= round(policy.supported_min + band, 9)
+        and votes["scope_fits"] >= round(policy.scope_fits_min + band, 9)
+        and votes["conflict"] <= round(policy.conflict_max - band, 9)
+    ):
+        return "promote"
+    if votes["supported"] < round(policy.supported_min - band, 9) or votes["scope_fits"] < round(
+        policy.scope_fits_min - band, 9
+    ):
+        return "reject"
+    return "review"

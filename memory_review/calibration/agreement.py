@@ -62,3 +62,26 @@ def from_counts(counts: dict[tuple[str, str], int], *, order: Sequence[str] = ()
         columns=ordered(second),
         counts=counts,
     )
+
+
+def fleiss_kappa(items: Iterable[Counter]) -> float | None:
+    """Fleiss' kappa over items rated by two people or more, each item a Counter of answer to the
+    number of raters who gave it. Items may have different numbers of raters: each item's
+    agreement is P_i = sum(n_ij (n_ij - 1)) / (n_i (n_i - 1)), chance agreement P_e = sum(p_j^2)
+    with p_j each answer's share of all ratings. None with no item, or when chance agreement is
+    total (every rating the same answer)."""
+    items = [item for item in items if sum(item.values()) >= 2]
+    if not items:
+        return None
+    totals: Counter = Counter()
+    observed = 0.0
+    for item in items:
+        n = sum(item.values())
+        observed += sum(count * (count - 1) for count in item.values()) / (n * (n - 1))
+        totals.update(item)
+    observed /= len(items)
+    ratings = sum(totals.values())
+    expected = sum((count / ratings) ** 2 for count in totals.values())
+    if expected == 1:
+        return None
+    return (observed - expected) / (1 - expected)

@@ -1,18 +1,22 @@
-"""People's gold outcomes for past votes, the evidence for tuning thresholds (DESIGN §5)."""
+"""People's gold outcomes for past votes, the evidence for tuning thresholds (DESIGN §5), and the
+policy changes that evidence supports."""
 
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
-from memory_review.assessments.models import PromotionCandidate, Verdict
+from memory_review.assessments.models import PolicyVersion, PromotionCandidate, Verdict
 from memory_review.tenancy.models import TenantOwned
 
 
 class Label(TenantOwned):
-    """One labeler's outcome for a verdict (a disposition) or a candidate (a decision).
+    """One labeler's outcome for a verdict (a disposition) or a candidate (a promotion outcome).
 
-    Several labelers may label the same item; one labeler labels an item once (guarded in the
-    labelling service: a composite unique key with a NULL column behaves differently on Oracle).
+    Several labelers may label the same item; one labeler labels an item once while the label
+    stands (guarded in calibration/labeling.py: a composite unique key with a NULL column behaves
+    differently on Oracle). A label is never rewritten: undo withdraws it (`withdrawn_at`), and
+    a lead's ruling on a disagreement is a label of its own (`adjudicated`) that wins over the
+    others, which are kept. Only erasure blanks a note.
     """
 
     verdict = models.ForeignKey(
@@ -23,7 +27,12 @@ class Label(TenantOwned):
     )
     labeler = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
     outcome = models.CharField(max_length=16)
+    alternatives = models.JSONField(
+        default=list, blank=True, help_text="Other outcomes the labeler would accept (lenient scoring)."
+    )
     note = models.CharField(max_length=500, null=True, blank=True)
+    adjudicated = models.BooleanField(default=False, help_text="A lead's ruling where labelers disagreed.")
+    withdrawn_at = models.DateTimeField(null=True, blank=True, help_text="Undone by its labeler.")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -34,6 +43,51 @@ class Label(TenantOwned):
                 name="label_one_target_ck",
             ),
         ]
+        indexes = [
+            models.Index(fields=["tenant", "labeler", "created_at"], name="label_labeler_ix"),
+        ]
 
     def __str__(self) -> str:
         return f"label {self.pk}: {self.outcome}"
+
+
+class PolicyProposal(TenantOwned):
+    """A lead's proposal to adopt thresholds as the shadow or active policy, with the evidence
+    it rests on; an admin (not the proposer) adopts or declines it. Kept whatever the outcome."""
+
+    class Outcome(models.TextChoices):
+        ADOPTED = "adopted", "Adopted"
+        DECLINED = "declined", "Declined"
+
+    thresholds = models.JSONField()
+    mode = models.CharField(max_length=8, choices=[("shadow", "Shadow"), ("active", "Active")])
+    reason = models.CharField(max_length=1000)
+    evidence = models.JSONField(help_text="Label counts, metrics and the sweep behind it, when proposed.")
+    proposed_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    proposed_at = models.DateTimeField()
+    decided_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
+    decided_at = models.DateTimeField(null=True, blank=True)
+    decision_note = models.CharField(max_length=1000, null=True, blank=True)
+    outcome = models.CharField(max_length=8, choices=Outcome.choices, null=True, blank=True)
+    policy = models.OneToOneField(
+        PolicyVersion, on_delete=models.PROTECT, null=True, blank=True, related_name="proposal"
+    )
+
+    def __str__(self) -> str:
+        return f"policy proposal {self.pk} ({self.outcome or 'open'})"
+
+
+class ReplaySet(TenantOwned):
+    """A replay set imported from elsewhere (DESIGN §5 JSONL), kept verbatim once it validated
+    as a whole: the calibration page can score and sweep it in place of the labelled set."""
+
+    name = models.CharField(max_length=200)
+    content = models.TextField()
+    cases = models.PositiveIntegerField()
+    imported_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"replay set {self.name} ({self.cases} cases)"

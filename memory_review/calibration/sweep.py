@@ -271,3 +271,19 @@ def sweep_report(result: Sweep) -> dict:
         "best_without_false_invalidations": policy_and_score(result.best_without_false_invalidations),
         "grid": {"combinations": result.combinations, "seconds": result.seconds, "thresholds": list(SWEPT)},
     }
+
+
+# One threshold at a time: the curve a lead reads to see what moving it alone would do.
+CURVE_VALUES = tuple(round(i * 0.05, 2) for i in range(21))
+
+
+def curve(cases: "Cases", baseline: Thresholds, name: str, values=CURVE_VALUES) -> list[Score]:
+    """The baseline with `name` set to each value (values that would cross the review band's
+    other edge are left out), scored on the labelled set."""
+    out = []
+    for value in values:
+        policy = replace(baseline, **{name: value})
+        if policy.contradict_max > policy.confirm_min:
+            continue
+        out.append(cases.score(policy))
+    return out

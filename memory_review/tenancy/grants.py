@@ -77,7 +77,13 @@ APP_GRANTS: dict[str, Grant] = {
     "assessments_assessmentrestart": Grant(APPEND),
     "assessments_verdict": Grant(APPEND, update_columns=("applied",), why="votes are never rewritten"),
     "assessments_promotioncandidate": Grant(WRITE),
-    "calibration_label": Grant(WRITE),
+    "calibration_label": Grant(
+        APPEND,
+        update_columns=("withdrawn_at", "note"),
+        why="a label is never rewritten: undo withdraws it, and erasure blanks its note",
+    ),
+    "calibration_policyproposal": Grant(WRITE, why="proposals are decided, never deleted"),
+    "calibration_replayset": Grant(APPEND, why="an imported set is kept verbatim"),
     "review_claim": Grant(WRITE, why="claims are released, and kept as the record"),
     # The audit trail.
     "audit_transition": Grant(APPEND, why="append-only (a trigger refuses UPDATE and DELETE too)"),

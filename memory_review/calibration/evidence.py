@@ -1,0 +1,186 @@
+"""The labelled set as evidence (issue 9): gold labels joined to their stored votes, as replay
+cases, and everything the calibration page shows about the active policy on them.
+
+The labelled verdicts become the same `replay.Case` a replay-set file holds, so the page, the
+JSONL export and `manage.py calibrate` score them with one implementation (replay.py, sweep.py).
+"""
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from memory_review.assessments.models import PromotionCandidate, Verdict
+from memory_review.assessments.policy import Thresholds
+from memory_review.tenancy.models import Tenant
+
+from . import promotion_sweep, reliability, sweep
+from .labeling import CANDIDATE, CANDIDATE_DECISION, VERDICT, labeled_items
+from .replay import Case, Report, replay
+
+# The thresholds drawn as one-at-a-time curves.
+CURVED = ("confirm_min", "contradict_max", "margin", "bears_min", "replace_min", "partial_min")
+PROMOTION_CURVED = ("supported_min", "scope_fits_min", "conflict_max", "promote_margin")
+
+
+@dataclass(frozen=True)
+class Labeled:
+    """Counts behind the gold set."""
+
+    items: int  # items with a label in force
+    gold: int  # ... of which have a gold outcome (agreed, or ruled)
+    awaiting_ruling: int  # labelers disagree and no lead has ruled
+
+
+def verdict_cases(tenant: Tenant) -> tuple[list[Case], Labeled]:
+    entries = labeled_items(tenant, VERDICT)
+    gold = {entry.ref.pk: entry for entry in entries if entry.gold is not None}
+    rows = (
+        Verdict.objects.for_tenant(tenant)
+        .filter(pk__in=list(gold), bears__isnull=False)
+        .values_list("pk", "event__source", "memory__kind", *Verdict.VOTE_NAMES)
+        .order_by("pk")
+    )
+    cases = []
+    for pk, source, kind, *votes in rows:
+        entry = gold[pk]
+        cases.append(
+            Case(
+                id=f"v{pk}",
+                votes={name: float(v or 0.0) for name, v in zip(Verdict.VOTE_NAMES, votes, strict=True)},
+                expected=entry.gold,
+                source=source or "",
+                category=kind,
+                lenient=entry.lenient,
+            )
+        )
+    return cases, _counts(entries)
+
+
+def candidate_cases(tenant: Tenant) -> tuple[list[tuple[promotion_sweep.PromotionCase, str]], Labeled]:
+    """Each labelled candidate as a promotion case, with the labelers' own outcome beside the
+    decision it means (the reliability of `supported` and `scope_fits` needs the reason)."""
+    entries = labeled_items(tenant, CANDIDATE)
+    gold = {entry.ref.pk: entry.gold for entry in entries if entry.gold is not None}
+    rows = (
+        PromotionCandidate.objects.for_tenant(tenant)
+        .filter(pk__in=list(gold), supported__isnull=False, scope_fits__isnull=False, conflict__isnull=False)
+        .values_list("pk", "supported", "scope_fits", "conflict")
+        .order_by("pk")
+    )
+    cases = [
+        (
+            promotion_sweep.PromotionCase(
+                id=f"c{pk}",
+                votes={"supported": s, "scope_fits": f, "conflict": c},
+                expected=CANDIDATE_DECISION[gold[pk]],
+            ),
+            gold[pk],
+        )
+        for pk, s, f, c in rows
+    ]
+    return cases, _counts(entries)
+
+
+def _counts(entries) -> Labeled:
+    return Labeled(
+        items=len(entries),
+        gold=sum(1 for entry in entries if entry.gold is not None),
+        awaiting_ruling=sum(1 for entry in entries if entry.gold is None),
+    )
+
+
+def reliabilities(cases: list[Case], candidates) -> list[reliability.Reliability]:
+    out = []
+    for question in reliability.VERDICT_QUESTIONS:
+        pairs = []
+        for case in cases:
+            yes = reliability.outcome_for(question, case.expected)
+            if yes is not None:
+                pairs.append((case.votes[question], yes))
+        out.append(reliability.reliability(question, pairs))
+    for question in reliability.CANDIDATE_QUESTIONS:
+        pairs = [
+            (case.votes[question], reliability.outcome_for(question, label)) for case, label in candidates
+        ]
+        out.append(reliability.reliability(question, pairs))
+    return out
+
+
+@dataclass
+class Invalidation:
+    labeled: Labeled
+    cases: list[Case]
+    report: Report | None  # the active policy replayed over the gold set
+    sweep: sweep.Sweep | None
+    curves: dict[str, list[sweep.Score]]
+
+
+@dataclass
+class Promotion:
+    labeled: Labeled
+    n: int
+    baseline: promotion_sweep.PromotionScore | None
+    confusion: dict[tuple[str, str], int]
+    sweep: promotion_sweep.PromotionSweep | None
+    curves: dict[str, list[promotion_sweep.PromotionScore]]
+
+
+def invalidation(tenant: Tenant, policy: Thresholds, *, cases: list[Case] | None = None) -> Invalidation:
+    labeled = None
+    if cases is None:
+        cases, labeled = verdict_cases(tenant)
+    if not cases:
+        return Invalidation(labeled, cases, None, None, {})
+    arrays = sweep.Cases(cases)
+    return Invalidation(
+        labeled=labeled,
+        cases=cases,
+        report=replay(cases, policy),
+        sweep=sweep.sweep(cases, policy),
+        curves={name: sweep.curve(arrays, policy, name) for name in CURVED},
+    )
+
+
+def promotion(tenant: Tenant, policy: Thresholds) -> Promotion:
+    pairs, labeled = candidate_cases(tenant)
+    cases = [case for case, _ in pairs]
+    if not cases:
+        return Promotion(labeled, 0, None, {}, None, {})
+    arrays = promotion_sweep.PromotionCases(cases)
+    return Promotion(
+        labeled=labeled,
+        n=len(cases),
+        baseline=arrays.score(policy),
+        confusion=arrays.confusion(policy),
+        sweep=promotion_sweep.sweep(cases, policy),
+        curves={name: promotion_sweep.curve(arrays, policy, name) for name in PROMOTION_CURVED},
+    )
+
+
+# --- replay sets ---------------------------------------------------------------------------------
+
+
+def replay_set_lines(tenant: Tenant) -> Iterator[str]:
+    """The gold verdict set as replay-set JSONL (DESIGN §5), one case per line, readable by
+    `manage.py calibrate` and by the import below. The memory and event ride along as free text
+    for the people reading it; replay ignores them."""
+    cases, _ = verdict_cases(tenant)
+    texts = {
+        pk: (content, text)
+        for pk, content, text in Verdict.objects.for_tenant(tenant)
+        .filter(pk__in=[int(case.id[1:]) for case in cases])
+        .values_list("pk", "memory__content", "event__text")
+    }
+    for case in cases:
+        content, text = texts.get(int(case.id[1:]), ("", ""))
+        record = {
+            "id": case.id,
+            "votes": case.votes,
+            "source": case.source,
+            "category": case.category,
+            "expected": case.expected,
+            "lenient": list(case.lenient),
+            "memory": content,
+            "event": text,
+        }
+        yield json.dumps(record, ensure_ascii=False) + "\n"

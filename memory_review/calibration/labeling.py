@@ -1,0 +1,447 @@
+"""The labeling stream (issue 9): which stored vote a labeler sees next, recording their outcome,
+undo, progress, agreement between labelers, and a lead's ruling where they disagree.
+
+Two kinds of item: a verdict (was the policy's disposition right?) and a promotion candidate
+(should it have been promoted?). The stream covers the probability range: first the votes near
+an edge of the active policy (where a threshold decides), then the bin of the range with the
+fewest labels, at random within it. An item another labeler has labeled, and that has fewer than
+`LABELS_PER_ITEM` labels, comes before a new one, so items get the second opinion agreement needs.
+
+A labeler never sees the policy's decision or another labeler's answer before their own is in:
+the item's evidence is all the page shows until then.
+"""
+
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from datetime import timedelta
+
+from django.db import transaction
+from django.db.models import Count, Exists, F, FloatField, IntegerField, OuterRef, Q, QuerySet, Value
+from django.db.models.functions import Abs, Floor, Least, Mod
+from django.utils import timezone
+
+from memory_review.assessments.models import Disposition, PolicyVersion, PromotionCandidate, Verdict
+from memory_review.assessments.policy import Thresholds
+from memory_review.tenancy.models import Tenant
+
+from .agreement import Agreement, fleiss_kappa, from_counts
+from .models import Label
+
+VERDICT, CANDIDATE = "verdict", "candidate"
+KINDS = (VERDICT, CANDIDATE)
+
+# The outcomes a labeler can give, in key order (1-8): the dispositions of DESIGN §4 that votes
+# can reach, and, for a candidate, what the reviewer should have done and why.
+VERDICT_OUTCOMES: tuple[tuple[str, str], ...] = (
+    (Disposition.CONFIRMED.value, "Still true"),
+    (Disposition.UNCERTAIN.value, "Can't tell: a person should look"),
+    (Disposition.PARTIAL.value, "Partly changed"),
+    (Disposition.SUPERSEDED.value, "Superseded (replaced by a newer one)"),
+    (Disposition.CONTRADICTED.value, "Contradicted (no longer true)"),
+    (Disposition.UNRELATED.value, "Unrelated to this event"),
+    (Disposition.HYPOTHETICAL.value, "The event is hypothetical"),
+    (Disposition.DIRECTIVE.value, "The event is an instruction"),
+)
+PROMOTE, UNSUPPORTED, OUT_OF_SCOPE, CONFLICT = "promote", "unsupported", "out_of_scope", "conflict"
+CANDIDATE_OUTCOMES: tuple[tuple[str, str], ...] = (
+    (PROMOTE, "Promote: supported, in scope, no conflict"),
+    (UNSUPPORTED, "Reject: the source does not support it"),
+    (OUT_OF_SCOPE, "Reject: wrong scope"),
+    (CONFLICT, "Review: it conflicts with a memory"),
+)
+OUTCOMES = {VERDICT: VERDICT_OUTCOMES, CANDIDATE: CANDIDATE_OUTCOMES}
+# A candidate outcome as the promotion policy's decision (promote | review | reject).
+CANDIDATE_DECISION = {PROMOTE: "promote", UNSUPPORTED: "reject", OUT_OF_SCOPE: "reject", CONFLICT: "review"}
+
+LABELS_PER_ITEM = 2  # an item waits for a second labeler before new items are handed out
+NEAR = 0.05  # "near an edge": within this of a threshold that decides
+BINS = 10  # equal-width bins over [0, 1] of the item's main vote (still_true, supported)
+SKIPS_KEPT = 500
+NOTE_MAX = 500
+
+
+class LabelError(ValueError):
+    """A label that cannot be recorded; nothing was written."""
+
+
+@dataclass(frozen=True)
+class ItemRef:
+    kind: str
+    pk: int
+
+    @property
+    def key(self) -> str:
+        return f"{self.kind[0]}{self.pk}"
+
+    @classmethod
+    def parse(cls, key: str) -> "ItemRef":
+        kinds = {kind[0]: kind for kind in KINDS}
+        if not key or key[0] not in kinds or not key[1:].isdigit():
+            raise LabelError(f"no such item {key!r}: an item is v<verdict id> or c<candidate id>")
+        return cls(kinds[key[0]], int(key[1:]))
+
+
+# --- what can be labeled ------------------------------------------------------------------------
+
+
+def items(tenant: Tenant, kind: str) -> QuerySet:
+    """Every item of this kind that has votes and evidence a labeler can still read."""
+    if kind == VERDICT:
+        return Verdict.objects.for_tenant(tenant).filter(
+            bears__isnull=False, still_true__isnull=False, event__erased_at__isnull=True,
+            memory__deleted_at__isnull=True,
+        )  # fmt: skip
+    if kind == CANDIDATE:
+        return PromotionCandidate.objects.for_tenant(tenant).filter(
+            supported__isnull=False, scope_fits__isnull=False, conflict__isnull=False,
+            source_event__erased_at__isnull=True,
+        )  # fmt: skip
+    raise LabelError(f"unknown kind {kind!r}: {' or '.join(KINDS)}")
+
+
+def get_item(tenant: Tenant, ref: ItemRef):
+    found = items(tenant, ref.kind).filter(pk=ref.pk)
+    if ref.kind == VERDICT:
+        found = found.select_related("memory", "event")
+    else:
+        found = found.select_related("source_event")
+    item = found.first()
+    if item is None:
+        raise LabelError(f"item {ref.key} is not labelable here: it has no votes, or its evidence was erased")
+    return item
+
+
+def _target(kind: str) -> str:
+    return "verdict" if kind == VERDICT else "candidate"
+
+
+def active_labels(tenant: Tenant, kind: str) -> QuerySet:
+    """Labels in force: not withdrawn."""
+    return Label.objects.for_tenant(tenant).filter(
+        withdrawn_at__isnull=True, **{f"{_target(kind)}__isnull": False}
+    )
+
+
+def _main_vote(kind: str) -> str:
+    return "still_true" if kind == VERDICT else "supported"
+
+
+def _gap(kind: str, policy: Thresholds):
+    """How far the item's votes lie from the nearest threshold that decides it, in SQL."""
+    if kind == VERDICT:
+        return Least(
+            Abs(F("still_true") - Value(policy.confirm_at)),
+            Abs(F("still_true") - Value(policy.contradict_at)),
+            output_field=FloatField(),
+        )  # fmt: skip
+    return Least(
+        Abs(F("supported") - Value(policy.supported_min)),
+        Abs(F("scope_fits") - Value(policy.scope_fits_min)),
+        Abs(F("conflict") - Value(policy.conflict_max)), output_field=FloatField(),
+    )  # fmt: skip
+
+
+def _bin(kind: str):
+    return Least(Floor(F(_main_vote(kind)) * BINS), Value(BINS - 1.0), output_field=FloatField())
+
+
+def bin_of(value: float) -> int:
+    return min(int(value * BINS), BINS - 1)
+
+
+def bin_name(index: int) -> str:
+    low, high = index / BINS, (index + 1) / BINS
+    return f"{low:.1f}–{high:.1f}" + ("]" if index == BINS - 1 else ")")
+
+
+# --- the stream ---------------------------------------------------------------------------------
+
+
+def next_item(tenant: Tenant, labeler, kind: str, *, skipped=(), policy: Thresholds) -> ItemRef | None:
+    """The item this labeler should label next, or None when there is nothing left for them."""
+    target = _target(kind)
+    mine = Label.objects.filter(
+        tenant=tenant, labeler=labeler, withdrawn_at__isnull=True, **{target: OuterRef("pk")}
+    )
+    anyones = Label.objects.filter(tenant=tenant, withdrawn_at__isnull=True, **{target: OuterRef("pk")})
+    open_items = (
+        items(tenant, kind).exclude(pk__in=list(skipped)).annotate(mine=Exists(mine)).filter(mine=False)
+    )
+    # A second opinion first: items someone else labeled that still want another label.
+    second = (
+        open_items.annotate(n=Count("labels", filter=Q(labels__withdrawn_at__isnull=True)))
+        .filter(n__gte=1, n__lt=LABELS_PER_ITEM)
+        .order_by("pk")
+        .values_list("pk", flat=True)
+        .first()
+    )
+    if second:
+        return ItemRef(kind, second)
+    fresh = open_items.annotate(labeled=Exists(anyones)).filter(labeled=False)
+    near = (
+        fresh.annotate(gap=_gap(kind, policy))
+        .filter(gap__lte=NEAR)
+        .order_by("gap", "pk")
+        .values_list("pk", flat=True)
+        .first()
+    )
+    if near:
+        return ItemRef(kind, near)
+    # Then the bin with the fewest labeled items, at random within it (a fixed shuffle by id, so
+    # the order is the same on every database and the same for a page reload).
+    counts = progress(tenant, labeler, kind).bins
+    for row in sorted((row for row in counts if row.items > row.labeled), key=lambda r: (r.labeled, r.index)):
+        pick = (
+            fresh.annotate(bin=_bin(kind), shuffle=Mod(F("pk") * 7919, 10007, output_field=IntegerField()))
+            .filter(bin=row.index)
+            .order_by("shuffle", "pk")
+            .values_list("pk", flat=True)
+            .first()
+        )
+        if pick:
+            return ItemRef(kind, pick)
+    return None
+
+
+def record(tenant: Tenant, labeler, ref: ItemRef, *, outcome: str, alternatives=(), note: str = "") -> Label:
+    """One labeler's outcome for one item. Refused, with nothing written, when the outcome is not
+    one this kind of item takes, or the labeler's label for it already stands."""
+    fields = _checked(ref, outcome, alternatives, note)
+    with transaction.atomic():
+        item = get_item(tenant, ref)
+        _lock(item)
+        if _labels_of(tenant, ref).filter(labeler=labeler, adjudicated=False).exists():
+            raise LabelError(f"you have already labeled {ref.key}: undo it first to change your answer")
+        return Label.objects.create(tenant=tenant, labeler=labeler, **fields, **{_target(ref.kind): item})
+
+
+def _checked(ref: ItemRef, outcome: str, alternatives, note: str) -> dict:
+    """A label's fields once the answer is one this kind of item takes; LabelError naming what is
+    wrong otherwise."""
+    allowed = [value for value, _ in OUTCOMES[ref.kind]]
+    if outcome not in allowed:
+        raise LabelError(f"outcome {outcome!r} is not one of {', '.join(allowed)}")
+    unknown = [value for value in alternatives if value not in allowed]
+    if unknown:
+        raise LabelError(f"alternative(s) {', '.join(map(repr, unknown))} not among {', '.join(allowed)}")
+    note = (note or "").strip()
+    if len(note) > NOTE_MAX:
+        raise LabelError(f"the note is {len(note)} characters; at most {NOTE_MAX}")
+    return {"outcome": outcome, "alternatives": sorted(set(alternatives) - {outcome}), "note": note or None}
+
+
+def undo(tenant: Tenant, labeler) -> Label | None:
+    """Withdraw this labeler's latest label in force (kept, marked withdrawn); None if none."""
+    in_force = Label.objects.for_tenant(tenant).filter(
+        labeler=labeler, withdrawn_at__isnull=True, adjudicated=False
+    )
+    with transaction.atomic():
+        latest = in_force.order_by("-created_at", "-pk").values_list("pk", flat=True).first()
+        # Locked by id, without a row limit (Oracle refuses FOR UPDATE with one); withdrawn only
+        # if still in force, so two undos at once withdraw it once.
+        label = next(iter(in_force.select_for_update().filter(pk=latest)), None)
+        if label is None:
+            return None
+        label.withdrawn_at = timezone.now()
+        label.save(update_fields=["withdrawn_at"])
+        return label
+
+
+def _lock(item) -> None:
+    """Lock the item's row (a whole-queryset FOR UPDATE: Oracle refuses one with a row limit), so
+    two requests cannot both find it unlabeled and both label it."""
+    list(type(item).objects.select_for_update().filter(pk=item.pk).values_list("pk", flat=True))
+
+
+def ref_of(label: Label) -> ItemRef:
+    return ItemRef(VERDICT, label.verdict_id) if label.verdict_id else ItemRef(CANDIDATE, label.candidate_id)
+
+
+def _labels_of(tenant: Tenant, ref: ItemRef) -> QuerySet:
+    return active_labels(tenant, ref.kind).filter(**{f"{_target(ref.kind)}_id": ref.pk})
+
+
+def labels_of(tenant: Tenant, ref: ItemRef) -> list[Label]:
+    return list(_labels_of(tenant, ref).select_related("labeler").order_by("created_at", "pk"))
+
+
+# --- progress ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class BinProgress:
+    index: int
+    items: int
+    labeled: int  # by anyone
+    mine: int
+
+    @property
+    def name(self) -> str:
+        return bin_name(self.index)
+
+
+@dataclass(frozen=True)
+class Progress:
+    kind: str
+    bins: list[BinProgress]
+    mine: int  # this labeler's labels in force
+    last_hour: int
+    by_labeler: list[tuple[str, int]]  # (name, labels in force), most first
+
+    @property
+    def items(self) -> int:
+        return sum(row.items for row in self.bins)
+
+    @property
+    def labeled(self) -> int:
+        return sum(row.labeled for row in self.bins)
+
+
+def progress(tenant: Tenant, labeler, kind: str) -> Progress:
+    target = _target(kind)
+    any_label = Label.objects.filter(tenant=tenant, withdrawn_at__isnull=True, **{target: OuterRef("pk")})
+    rows = (
+        items(tenant, kind)
+        .annotate(bin=_bin(kind), labeled=Exists(any_label), mine=Exists(any_label.filter(labeler=labeler)))
+        .values("bin")
+        .annotate(
+            n=Count("pk"),
+            n_labeled=Count("pk", filter=Q(labeled=True)),
+            n_mine=Count("pk", filter=Q(mine=True)),
+        )
+        .order_by()
+    )
+    found = {int(row["bin"]): row for row in rows}
+    bins = [
+        BinProgress(i, found[i]["n"], found[i]["n_labeled"], found[i]["n_mine"])
+        if i in found
+        else BinProgress(i, 0, 0, 0)
+        for i in range(BINS)
+    ]
+    labels = active_labels(tenant, kind).filter(adjudicated=False)
+    by_labeler = Counter()
+    for row in labels.values("labeler__username", "labeler__first_name", "labeler__last_name").annotate(
+        n=Count("pk")
+    ):
+        name = f"{row['labeler__first_name']} {row['labeler__last_name']}".strip() or row["labeler__username"]
+        by_labeler[name] += row["n"]
+    mine = labels.filter(labeler=labeler)
+    return Progress(
+        kind=kind,
+        bins=bins,
+        mine=mine.count(),
+        last_hour=mine.filter(created_at__gte=timezone.now() - timedelta(hours=1)).count(),
+        by_labeler=by_labeler.most_common(),
+    )
+
+
+# --- agreement, disagreements and the gold set ---------------------------------------------------
+
+
+@dataclass
+class ItemLabels:
+    ref: ItemRef
+    labels: list[Label] = field(default_factory=list)  # labelers' labels in force
+    ruling: Label | None = None  # a lead's adjudication, which wins
+
+    @property
+    def outcomes(self) -> list[str]:
+        return [label.outcome for label in self.labels]
+
+    @property
+    def disputed(self) -> bool:
+        return len(set(self.outcomes)) > 1
+
+    @property
+    def gold(self) -> str | None:
+        """The outcome calibration scores against: the ruling, else what every labeler said;
+        None while labelers disagree and nobody has ruled."""
+        if self.ruling is not None:
+            return self.ruling.outcome
+        if self.labels and not self.disputed:
+            return self.labels[0].outcome
+        return None
+
+    @property
+    def lenient(self) -> tuple[str, ...]:
+        """Other outcomes accepted: the ruling's alternatives, or every agreeing labeler's."""
+        gold = self.gold
+        chosen = [self.ruling] if self.ruling is not None else self.labels
+        return tuple(sorted({alt for label in chosen for alt in (label.alternatives or []) if alt != gold}))
+
+
+def labeled_items(tenant: Tenant, kind: str) -> list[ItemLabels]:
+    """Every item with a label in force, its labels grouped, in item order."""
+    target = f"{_target(kind)}_id"
+    grouped: dict[int, ItemLabels] = {}
+    for label in active_labels(tenant, kind).order_by(target, "created_at", "pk"):
+        pk = getattr(label, target)
+        entry = grouped.setdefault(pk, ItemLabels(ItemRef(kind, pk)))
+        if label.adjudicated:
+            entry.ruling = label  # the latest ruling wins
+        else:
+            entry.labels.append(label)
+    return list(grouped.values())
+
+
+@dataclass(frozen=True)
+class LabelerAgreement:
+    kind: str
+    items: int  # items with two labels or more
+    unanimous: int
+    fleiss: float | None
+    pairs: list[tuple[str, str, Agreement]]  # two labelers, Cohen's kappa over the items both labeled
+
+    @property
+    def rate(self) -> float | None:
+        return self.unanimous / self.items if self.items else None
+
+
+def labeler_agreement(tenant: Tenant, kind: str, *, names: dict[int, str]) -> LabelerAgreement:
+    """How far labelers agree: the share of items where all agree, Fleiss' kappa over every item
+    with two labels or more, and Cohen's kappa for each pair of labelers."""
+    order = [value for value, _ in OUTCOMES[kind]]
+    multi = [entry for entry in labeled_items(tenant, kind) if len(entry.labels) >= 2]
+    by_pair: dict[tuple[int, int], Counter] = defaultdict(Counter)
+    for entry in multi:
+        answers = {label.labeler_id: label.outcome for label in entry.labels}
+        people = sorted(answers)
+        for i, a in enumerate(people):
+            for b in people[i + 1 :]:
+                by_pair[(a, b)][(answers[a], answers[b])] += 1
+    pairs = [
+        (names.get(a, f"user {a}"), names.get(b, f"user {b}"), from_counts(counts, order=order))
+        for (a, b), counts in sorted(by_pair.items(), key=lambda kv: -sum(kv[1].values()))
+    ]
+    return LabelerAgreement(
+        kind=kind,
+        items=len(multi),
+        unanimous=sum(1 for entry in multi if not entry.disputed),
+        fleiss=fleiss_kappa([Counter(entry.outcomes) for entry in multi]),
+        pairs=pairs,
+    )
+
+
+def disputes(tenant: Tenant, kind: str) -> list[ItemLabels]:
+    """Items where labelers disagree and no lead has ruled yet, oldest first."""
+    return [entry for entry in labeled_items(tenant, kind) if entry.disputed and entry.ruling is None]
+
+
+def adjudicate(tenant: Tenant, lead, ref: ItemRef, *, outcome: str, alternatives=(), note: str = "") -> Label:
+    """A lead's ruling on an item: a label of its own that wins; the labelers' are kept."""
+    fields = _checked(ref, outcome, alternatives, note)
+    with transaction.atomic():
+        item = get_item(tenant, ref)
+        _lock(item)
+        if not _labels_of(tenant, ref).filter(adjudicated=False).exists():
+            raise LabelError(f"{ref.key} has no labels to rule between")
+        earlier = _labels_of(tenant, ref).filter(adjudicated=True)
+        earlier.update(withdrawn_at=timezone.now())  # a new ruling replaces the last, which is kept
+        return Label.objects.create(
+            tenant=tenant, labeler=lead, adjudicated=True, **fields, **{_target(ref.kind): item}
+        )
+
+
+def active_policy(tenant: Tenant) -> tuple[PolicyVersion, Thresholds]:
+    version = PolicyVersion.objects.for_tenant(tenant).active()
+    return version, Thresholds.from_data(version.thresholds)

@@ -1,0 +1,186 @@
+"""The labeling stream's rules (calibration/labeling.py): which item comes next, what a label may
+say, undo, agreement between labelers and a lead's ruling, and the gold set calibration reads."""
+
+from collections import Counter
+
+import pytest
+
+from memory_review.assessments.policy import DEFAULTS
+from memory_review.calibration import evidence, labeling
+from memory_review.calibration.agreement import fleiss_kappa
+from memory_review.calibration.labeling import CANDIDATE, VERDICT, ItemRef, LabelError
+from memory_review.calibration.models import Label
+from memory_review.tenancy.models import Role
+from tests.factories import judged, make_memory, make_user
+
+pytestmark = pytest.mark.django_db
+
+
+def verdict(tenant, policy, still_true: float, **votes):
+    return judged(make_memory(tenant), policy, still_true=still_true, **votes)
+
+
+def ref(item) -> ItemRef:
+    return ItemRef(VERDICT, item.pk)
+
+
+def test_near_an_edge_first_then_the_emptiest_bin(acme, policy, labeler):
+    far_low = verdict(acme, policy, 0.02)
+    near_confirm = verdict(acme, policy, 0.66)  # 0.01 from confirm_at (0.65)
+    nearer_kill = verdict(acme, policy, 0.355)  # 0.005 from contradict_at (0.35)
+    far_high = verdict(acme, policy, 0.97)
+
+    def next_one():
+        found = labeling.next_item(acme, labeler, VERDICT, policy=DEFAULTS)
+        labeling.record(acme, labeler, found, outcome="confirmed")
+        return found.pk
+
+    assert [next_one(), next_one()] == [nearer_kill.pk, near_confirm.pk]
+    # Then the bins: 0.0-0.1 and 0.9-1.0 both have nothing labeled; the lower bin goes first.
+    assert [next_one(), next_one()] == [far_low.pk, far_high.pk]
+    assert labeling.next_item(acme, labeler, VERDICT, policy=DEFAULTS) is None
+
+
+def test_an_item_another_labeler_labeled_comes_before_a_new_one_until_it_has_two(acme, policy, labeler, lead):
+    first, second = verdict(acme, policy, 0.64), verdict(acme, policy, 0.9)
+    labeling.record(acme, labeler, ref(second), outcome="confirmed")
+    assert labeling.next_item(acme, lead, VERDICT, policy=DEFAULTS) == ref(second)
+    labeling.record(acme, lead, ref(second), outcome="confirmed")
+    third_person = make_user("third", acme, Role.LABELER)
+    # `second` has its two labels: a third labeler starts on what nobody has labeled.
+    assert labeling.next_item(acme, third_person, VERDICT, policy=DEFAULTS) == ref(first)
+
+
+def test_skipped_items_and_items_without_votes_or_with_erased_evidence_are_not_offered(acme, policy, labeler):
+    skipped = verdict(acme, policy, 0.64)
+    no_votes = verdict(acme, policy, 0.5)
+    type(no_votes).objects.filter(pk=no_votes.pk).update(bears=None, still_true=None)
+    erased = verdict(acme, policy, 0.64)
+    type(erased.event).objects.filter(pk=erased.event_id).update(erased_at="2026-01-01T00:00Z")
+    assert labeling.next_item(acme, labeler, VERDICT, skipped=[skipped.pk], policy=DEFAULTS) is None
+    with pytest.raises(LabelError, match="not labelable"):
+        labeling.record(acme, labeler, ref(erased), outcome="confirmed")
+
+
+def test_a_bad_label_names_the_problem_and_writes_nothing(acme, policy, labeler):
+    item = ref(verdict(acme, policy, 0.5))
+    with pytest.raises(LabelError, match="outcome 'promote' is not one of confirmed"):
+        labeling.record(acme, labeler, item, outcome="promote")
+    with pytest.raises(LabelError, match="alternative"):
+        labeling.record(acme, labeler, item, outcome="confirmed", alternatives=["maybe"])
+    with pytest.raises(LabelError, match="at most 500"):
+        labeling.record(acme, labeler, item, outcome="confirmed", note="x" * 501)
+    with pytest.raises(LabelError, match="no such item"):
+        ItemRef.parse("x12")
+    assert not Label.objects.exists()
+    labeling.record(acme, labeler, item, outcome="superseded", alternatives=["contradicted", "superseded"])
+    with pytest.raises(LabelError, match="already labeled"):
+        labeling.record(acme, labeler, item, outcome="confirmed")
+    (label,) = Label.objects.all()
+    assert (label.outcome, label.alternatives) == ("superseded", ["contradicted"])
+
+
+def test_another_tenants_item_cannot_be_labeled(acme, globex, policy, labeler):
+    from memory_review.assessments.services import policy_ensure_default
+
+    theirs = verdict(globex, policy_ensure_default(tenant=globex, created_by="test"), 0.5)
+    with pytest.raises(LabelError, match="not labelable"):
+        labeling.record(acme, labeler, ref(theirs), outcome="confirmed")
+    assert not Label.objects.exists()
+
+
+def test_undo_withdraws_the_latest_label_and_keeps_it(acme, policy, labeler):
+    a, b = ref(verdict(acme, policy, 0.5)), ref(verdict(acme, policy, 0.6))
+    labeling.record(acme, labeler, a, outcome="confirmed")
+    labeling.record(acme, labeler, b, outcome="uncertain")
+    undone = labeling.undo(acme, labeler)
+    assert labeling.ref_of(undone) == b and undone.withdrawn_at is not None
+    assert labeling.labels_of(acme, b) == []
+    labeling.record(acme, labeler, b, outcome="contradicted")  # labeled again
+    assert Label.objects.filter(verdict_id=b.pk).count() == 2  # both kept
+    assert [label.outcome for label in labeling.labels_of(acme, b)] == ["contradicted"]
+
+
+def test_disagreement_waits_for_a_ruling_which_wins_and_keeps_both_answers(acme, policy, labeler, lead):
+    item = ref(verdict(acme, policy, 0.3, replaces=0.7))
+    labeling.record(acme, labeler, item, outcome="superseded")
+    labeling.record(acme, lead, item, outcome="contradicted", alternatives=["superseded"])
+    (disputed,) = labeling.disputes(acme, VERDICT)
+    assert disputed.gold is None
+    cases, counts = evidence.verdict_cases(acme)
+    assert cases == [] and counts.awaiting_ruling == 1
+
+    labeling.adjudicate(acme, lead, item, outcome="superseded", alternatives=["contradicted"], note="re-read")
+    assert labeling.disputes(acme, VERDICT) == []
+    (case,), counts = evidence.verdict_cases(acme)
+    assert (case.id, case.expected, case.lenient, counts.gold) == (
+        f"v{item.pk}",
+        "superseded",
+        ("contradicted",),
+        1,
+    )
+    assert Label.objects.filter(verdict_id=item.pk, adjudicated=False).count() == 2
+
+
+def test_a_ruling_needs_labels_to_rule_between(acme, policy, lead):
+    with pytest.raises(LabelError, match="no labels"):
+        labeling.adjudicate(acme, lead, ref(verdict(acme, policy, 0.5)), outcome="confirmed")
+
+
+def test_agreement_between_labelers_with_cohen_per_pair_and_fleiss_over_all(
+    acme, policy, labeler, lead, reviewer
+):
+    items = [ref(verdict(acme, policy, 0.1 * i + 0.05)) for i in range(4)]
+    answers = {  # item -> (labeler, lead, reviewer)
+        0: ("confirmed", "confirmed", "confirmed"),
+        1: ("contradicted", "contradicted", "superseded"),
+        2: ("uncertain", "confirmed", None),
+        3: ("superseded", "superseded", None),
+    }
+    for i, said in answers.items():
+        for person, outcome in zip((labeler, lead, reviewer), said, strict=True):
+            if outcome:
+                labeling.record(acme, person, items[i], outcome=outcome)
+    found = labeling.labeler_agreement(acme, VERDICT, names={labeler.pk: "L", lead.pk: "M", reviewer.pk: "R"})
+    assert (found.items, found.unanimous, found.rate) == (4, 2, 0.5)
+    expected = fleiss_kappa(Counter(filter(None, said)) for said in answers.values())
+    assert found.fleiss == pytest.approx(expected)
+    pairs = {(a, b): pair for a, b, pair in found.pairs}
+    assert (pairs[("L", "M")].n, pairs[("L", "M")].agreed) == (4, 3)
+    assert (pairs[("L", "R")].n, pairs[("M", "R")].agreed) == (2, 1)
+
+
+def test_fleiss_kappa_matches_the_worked_example():
+    # Fleiss (1971) as worked on Wikipedia: 10 subjects, 14 raters, 5 categories -> 0.210.
+    table = [
+        (0, 0, 0, 0, 14), (0, 2, 6, 4, 2), (0, 0, 3, 5, 6), (0, 3, 9, 2, 0), (2, 2, 8, 1, 1),
+        (7, 7, 0, 0, 0), (3, 2, 6, 3, 0), (2, 5, 3, 2, 2), (6, 5, 2, 1, 0), (0, 2, 2, 3, 7),
+    ]  # fmt: skip
+    items = [Counter({category: n for category, n in enumerate(row) if n}) for row in table]
+    assert fleiss_kappa(items) == pytest.approx(0.210, abs=0.001)
+    assert fleiss_kappa([Counter({"a": 3}), Counter({"a": 2})]) is None  # every rating the same
+    assert fleiss_kappa([Counter({"a": 1})]) is None  # no item with two ratings
+
+
+def test_progress_per_labeler_and_per_bin(acme, policy, labeler, lead):
+    low, mid, high = (ref(verdict(acme, policy, v)) for v in (0.05, 0.55, 1.0))
+    labeling.record(acme, labeler, low, outcome="contradicted")
+    labeling.record(acme, lead, high, outcome="confirmed")
+    progress = labeling.progress(acme, labeler, VERDICT)
+    by_bin = {row.index: (row.items, row.labeled, row.mine) for row in progress.bins}
+    assert by_bin[0] == (1, 1, 1) and by_bin[5] == (1, 0, 0) and by_bin[9] == (1, 1, 0)  # 1.0 is in the last
+    assert (progress.items, progress.labeled, progress.mine, progress.last_hour) == (3, 2, 1, 1)
+    assert dict(progress.by_labeler) == {"acme-labeler": 1, "acme-lead": 1}
+
+
+def test_candidates_are_labeled_with_what_should_have_been_done(acme, policy, labeler):
+    from tests.review.test_promotions import candidate
+
+    made = candidate(acme, policy, votes=(0.91, 0.5, 0.02))
+    item = labeling.next_item(acme, labeler, CANDIDATE, policy=DEFAULTS)
+    assert item == ItemRef(CANDIDATE, made.pk)
+    with pytest.raises(LabelError, match="not one of promote"):
+        labeling.record(acme, labeler, item, outcome="confirmed")
+    labeling.record(acme, labeler, item, outcome="out_of_scope")
+    ((case, label),), counts = evidence.candidate_cases(acme)
+    assert (case.expected, label, counts.gold) == ("reject", "out_of_scope", 1)
