@@ -39,3 +39,13 @@ def require_lead(membership: Membership) -> None:
 def require_auditor(membership: Membership) -> None:
     if not membership.can_audit:
         raise PermissionDenied("the audit trail is for compliance auditors, support leads and admins")
+
+
+def require_labeler(membership: Membership) -> None:
+    if not membership.can_label:
+        raise PermissionDenied("labeling is for calibration labelers, reviewers, leads and admins")
+
+
+def require_admin(membership: Membership) -> None:
+    if not membership.can_adopt:
+        raise PermissionDenied("only an admin adopts a policy; a support lead proposes one")

@@ -107,3 +107,65 @@ def _band(low: float, high: float, color: str) -> dict:
 
 def to_json(figure: dict) -> str:
     return json.dumps(figure, cls=DjangoJSONEncoder)
+
+
+def reliability_figure(result) -> dict:
+    """Is this question's probability what it says? Each bin's observed share against its mean
+    probability, beside the diagonal a calibrated question would follow; n in each point's
+    hover, and the number of votes per bin as bars behind (their own axis, on the right: plotly
+    draws an overlaying axis's traces on top, so the bars take the base axis)."""
+    filled = [b for b in result.bins if b.n]
+    return {
+        "data": [
+            {
+                "type": "bar", "name": "votes in bin",
+                "x": [round((b.low + b.high) / 2, 3) for b in result.bins],
+                "y": [b.n for b in result.bins], "width": 0.09, "marker": {"color": "#e3e6ee"},
+                "hovertemplate": "%{y} votes<extra></extra>",
+            },
+            {
+                "type": "scatter", "mode": "lines", "name": "calibrated", "x": [0, 1], "y": [0, 1],
+                "yaxis": "y2", "line": {"color": LINE, "dash": "dash", "width": 1}, "hoverinfo": "skip",
+            },
+            {
+                "type": "scatter", "mode": "lines+markers", "name": "observed", "yaxis": "y2",
+                "x": [round(b.mean_p, 4) for b in filled], "y": [round(b.observed, 4) for b in filled],
+                "text": [f"n={b.n}" for b in filled], "marker": {"color": "#0072B2", "size": 8},
+                "hovertemplate": "said %{x:.2f}, true %{y:.2f} (%{text})<extra></extra>",
+            },
+        ],
+        "layout": {
+            "height": 260, "margin": {"l": 44, "r": 40, "t": 8, "b": 36}, "showlegend": False,
+            "xaxis": {"range": [0, 1], "title": {"text": f"{result.question} (mean in bin)"}, "dtick": 0.1},
+            "yaxis": {"side": "right", "showgrid": False, "rangemode": "tozero", "tickformat": ",d",
+                      "title": {"text": "n"}},
+            "yaxis2": {"overlaying": "y", "side": "left", "range": [0, 1], "dtick": 0.2,
+                       "title": {"text": "observed"}},
+            "plot_bgcolor": "#fff", "paper_bgcolor": "#fff",
+        },
+    }  # fmt: skip
+
+
+def curve_figure(name: str, values: list[float], series: dict[str, list[float]], current: float) -> dict:
+    """What moving one threshold alone does: each rate against the threshold's value, with the
+    active policy's value marked."""
+    colors = ["#009E73", "#56B4E9", "#D55E00", "#E69F00"]
+    return {
+        "data": [
+            {
+                "type": "scatter", "mode": "lines+markers", "name": label, "x": values, "y": ys,
+                "line": {"color": colors[i % len(colors)]}, "marker": {"size": 5},
+                "hovertemplate": f"{name} %{{x:.2f}}: {label} %{{y:.3f}}<extra></extra>",
+            }
+            for i, (label, ys) in enumerate(series.items())
+        ],
+        "layout": {
+            "height": 260, "margin": {"l": 44, "r": 12, "t": 8, "b": 24},
+            "xaxis": {"range": [0, 1], "dtick": 0.1},
+            "yaxis": {"range": [0, 1.02], "title": {"text": "share of labelled cases"}},
+            "legend": {"orientation": "h", "y": -0.15, "yanchor": "top"},
+            "shapes": [{"type": "line", "yref": "paper", "x0": current, "x1": current, "y0": 0, "y1": 1,
+                        "line": {"color": LINE, "dash": "dot", "width": 1}}],
+            "plot_bgcolor": "#fff", "paper_bgcolor": "#fff",
+        },
+    }  # fmt: skip

@@ -1,6 +1,18 @@
 from django.urls import path
 
-from .views import assessments, audit, erasures, home, memory, promotions, queue, tokens
+from .views import (
+    assessments,
+    audit,
+    calibration,
+    erasures,
+    home,
+    labels,
+    memory,
+    policies,
+    promotions,
+    queue,
+    tokens,
+)
 
 urlpatterns = [
     path("", home.home, name="home"),
@@ -44,4 +56,22 @@ urlpatterns = [
     path("t/<slug:slug>/assessments/", assessments.assessment_list, name="assessment-list"),
     path("t/<slug:slug>/assessments/<int:pk>/", assessments.assessment_detail, name="assessment-detail"),
     path("t/<slug:slug>/assessments/<int:pk>/retry/", assessments.assessment_retry, name="assessment-retry"),
+    # Labeling past votes
+    path("t/<slug:slug>/labels/", labels.label_stream, name="labels"),
+    path("t/<slug:slug>/labels/record/", labels.label_record, name="label-record"),
+    path("t/<slug:slug>/labels/skip/", labels.label_skip, name="label-skip"),
+    path("t/<slug:slug>/labels/undo/", labels.label_undo, name="label-undo"),
+    path("t/<slug:slug>/labels/agreement/", labels.label_agreement, name="label-agreement"),
+    path("t/<slug:slug>/labels/adjudicate/", labels.label_adjudicate, name="label-adjudicate"),
+    # Calibration, and adopting a policy with its evidence
+    path("t/<slug:slug>/calibration/", calibration.calibration, name="calibration"),
+    path(
+        "t/<slug:slug>/calibration/replay-set.jsonl", calibration.replay_set_export, name="replay-set-export"
+    ),
+    path("t/<slug:slug>/calibration/import/", calibration.replay_set_import, name="replay-set-import"),
+    path("t/<slug:slug>/calibration/compare/", policies.policy_compare, name="policy-compare"),
+    path("t/<slug:slug>/calibration/propose/", policies.policy_propose, name="policy-propose"),
+    path("t/<slug:slug>/policies/", policies.policy_list, name="policy-list"),
+    path("t/<slug:slug>/policies/<int:pk>/adopt/", policies.policy_adopt, name="policy-adopt"),
+    path("t/<slug:slug>/policies/<int:pk>/decline/", policies.policy_decline, name="policy-decline"),
 ]

@@ -52,6 +52,16 @@ class Membership(models.Model):
         return self.role in (Role.AUDITOR, Role.LEAD, Role.ADMIN)
 
     @property
+    def can_label(self) -> bool:
+        """Labels past votes for calibration; changes no memory."""
+        return self.role in (Role.LABELER, Role.REVIEWER, Role.LEAD, Role.ADMIN)
+
+    @property
+    def can_adopt(self) -> bool:
+        """Adopts a proposed policy version (a lead proposes it)."""
+        return self.role == Role.ADMIN
+
+    @property
     def can_lead(self) -> bool:
         """Also acts on others' claims and on whole filtered sets at once."""
         return self.role in (Role.LEAD, Role.ADMIN)

@@ -1,0 +1,123 @@
+"""What the calibration page shows (issue 9, item 2), gathered for its template: the labelled set
+(or an imported replay set) scored under the active policy, each question's reliability with
+its figure, one-threshold curves, and the grid sweep's answer."""
+
+from dataclasses import dataclass
+from urllib.parse import urlencode
+
+from memory_review.assessments.policy import Thresholds
+from memory_review.calibration import evidence, promotion_sweep, sweep
+from memory_review.calibration.models import ReplaySet
+from memory_review.calibration.replay import load_cases
+
+from . import charts
+
+
+@dataclass
+class Chart:
+    title: str
+    figure: str  # plotly JSON
+    rows: list  # the numbers beside it
+
+
+def build(tenant, policy: Thresholds, *, replay_set: ReplaySet | None = None) -> dict:
+    if replay_set is not None:
+        cases = load_cases(replay_set.content.splitlines(), filename=replay_set.name)
+        invalidation = evidence.invalidation(tenant, policy, cases=cases)
+    else:
+        invalidation = evidence.invalidation(tenant, policy)
+    promotion = evidence.promotion(tenant, policy)
+    pairs, _ = evidence.candidate_cases(tenant)
+    reliabilities = evidence.reliabilities(invalidation.cases, pairs)
+    return {
+        "invalidation": invalidation,
+        "promotion": promotion,
+        "reliabilities": [(r, charts.to_json(charts.reliability_figure(r))) for r in reliabilities],
+        "curves": [
+            _curve(name, scores, policy, INVALIDATION_SERIES) for name, scores in invalidation.curves.items()
+        ],
+        "promotion_curves": [
+            _curve(name, scores, policy, PROMOTION_SERIES) for name, scores in promotion.curves.items()
+        ],
+        "promotion_confusion": _promotion_matrix(promotion.confusion),
+        "confusion_rows": list(
+            zip(invalidation.report.confusion.labels, invalidation.report.confusion.rows(), strict=True)
+        )
+        if invalidation.report
+        else [],
+        "compare": _compare_links(invalidation.sweep, promotion.sweep),
+        "grid_rows": _grid_rows(
+            sweep.SWEPT,
+            policy,
+            invalidation.sweep
+            and (invalidation.sweep.best, invalidation.sweep.best_without_false_invalidations),
+        ),
+        "promotion_grid_rows": _grid_rows(
+            promotion_sweep.SWEPT,
+            policy,
+            promotion.sweep and (promotion.sweep.best, promotion.sweep.best_without_false_promotions),
+        ),
+    }
+
+
+def _grid_rows(names, policy: Thresholds, found) -> list[tuple]:
+    """(threshold, active value, best's value, best-without-any's value), a found value None when
+    the sweep found no such policy."""
+    if not found:
+        return []
+    best, clean = found
+    return [
+        (
+            name,
+            getattr(policy, name),
+            best and getattr(best.policy, name),
+            clean and getattr(clean.policy, name),
+        )
+        for name in names
+    ]
+
+
+def _compare_links(found: sweep.Sweep | None, promoted: promotion_sweep.PromotionSweep | None) -> dict:
+    """Query strings for the compare page, one per policy the sweeps found."""
+    picks = {
+        "best": (found.best if found else None, "sweep: best strict adding no false invalidation"),
+        "clean": (
+            found.best_without_false_invalidations if found else None,
+            "sweep: best with no false invalidation",
+        ),
+        "promotion": (promoted.best if promoted else None, "promotion sweep: best adding no false promotion"),
+    }
+    return {key: _query(score.policy, origin) for key, (score, origin) in picks.items() if score is not None}
+
+
+def _query(policy: Thresholds, origin: str) -> str:
+    values = {name: value for name, value in policy.to_data().items() if name != "review_only_sources"}
+    return urlencode({**values, "origin": origin})
+
+
+# The curves' series: (legend, the score's count), as shares of the labelled cases.
+INVALIDATION_SERIES = (
+    ("strict", "strict"), ("lenient", "lenient"), ("false invalidations", "false_invalidations"),
+    ("review rate", "reviewed"),
+)  # fmt: skip
+PROMOTION_SERIES = (
+    ("strict", "strict"),
+    ("false promotions", "false_promotions"),
+    ("review rate", "reviewed"),
+)
+
+
+def _curve(name: str, scores: list, policy: Thresholds, series: tuple[tuple[str, str], ...]) -> Chart:
+    """One threshold's curve: the figure, and per value the counts behind it."""
+    values = [getattr(s.policy, name) for s in scores]
+    n = scores[0].n if scores else 1
+    shares = {label: [getattr(s, count) / n for s in scores] for label, count in series}
+    rows = [(v, *(getattr(s, count) for _, count in series)) for v, s in zip(values, scores, strict=True)]
+    return Chart(name, charts.to_json(charts.curve_figure(name, values, shares, getattr(policy, name))), rows)
+
+
+def _promotion_matrix(confusion: dict[tuple[str, str], int]) -> list[tuple[str, list[int]]]:
+    return [
+        (expected, [confusion.get((expected, decided), 0) for decided in promotion_sweep.DECISIONS])
+        for expected in promotion_sweep.DECISIONS
+    ]

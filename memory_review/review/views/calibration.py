@@ -1,0 +1,87 @@
+"""The calibration page (issue 9): how well each question is calibrated on the labelled set, what
+the active policy gets right and wrong, and what moving its thresholds would do; and replay
+sets (DESIGN §5) out of and into the app."""
+
+from django.contrib import messages
+from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
+from django.shortcuts import redirect
+from django.urls import reverse
+from django.utils import timezone
+from django.views.decorators.http import require_GET, require_POST
+
+from memory_review.calibration import evidence, labeling
+from memory_review.calibration.models import ReplaySet
+from memory_review.calibration.replay import ReplayError, load_cases
+
+from .. import calibration_page
+from ..access import require_labeler
+from .base import page, tenant_view
+
+IMPORT_MAX_BYTES = 20 * 1024 * 1024
+
+
+@require_GET
+@tenant_view
+def calibration(request: HttpRequest, membership) -> HttpResponse:
+    tenant = membership.tenant
+    version, policy = labeling.active_policy(tenant)
+    sets = ReplaySet.objects.for_tenant(tenant).order_by("-created_at")
+    chosen = sets.filter(pk=request.GET["set"]).first() if request.GET.get("set", "").isdigit() else None
+    return page(
+        request,
+        membership,
+        "review/calibration.html",
+        version=version,
+        policy=policy,
+        replay_sets=sets[:20],
+        replay_set=chosen,
+        **calibration_page.build(tenant, policy, replay_set=chosen),
+    )
+
+
+@require_GET
+@tenant_view
+def replay_set_export(request: HttpRequest, membership) -> HttpResponse:
+    """The gold verdicts as replay-set JSONL, for `manage.py calibrate` or another deployment."""
+    tenant = membership.tenant
+    response = StreamingHttpResponse(evidence.replay_set_lines(tenant), content_type="application/x-ndjson")
+    stamp = timezone.now().strftime("%Y%m%d-%H%M")
+    response["Content-Disposition"] = f'attachment; filename="{tenant.slug}-replay-set-{stamp}.jsonl"'
+    return response
+
+
+@require_POST
+@tenant_view
+def replay_set_import(request: HttpRequest, membership) -> HttpResponse:
+    """A replay set from elsewhere, kept only if every line validates (all or nothing)."""
+    require_labeler(membership)
+    upload = request.FILES.get("file")
+    if upload is None:
+        messages.error(request, "Nothing was imported: choose a replay-set file (JSONL).")
+        return redirect("calibration", membership.tenant.slug)
+    if upload.size > IMPORT_MAX_BYTES:
+        messages.error(
+            request, f"Nothing was imported: {upload.name} is over {IMPORT_MAX_BYTES // 2**20} MB."
+        )
+        return redirect("calibration", membership.tenant.slug)
+    try:
+        text = upload.read().decode("utf-8")
+        cases = load_cases(text.splitlines(), filename=upload.name)
+    except UnicodeDecodeError as error:
+        messages.error(
+            request, f"Nothing was imported: {upload.name} is not UTF-8 text (byte {error.start})."
+        )
+    except ReplayError as error:
+        for problem in [f"Nothing was imported from {upload.name}:", *str(error).splitlines()]:
+            messages.error(request, problem)
+    else:
+        kept = ReplaySet.objects.create(
+            tenant=membership.tenant,
+            name=upload.name[:200],
+            content=text,
+            cases=len(cases),
+            imported_by=request.user,
+        )
+        messages.success(request, f"Imported {len(cases)} cases from {upload.name}; shown below.")
+        return redirect(reverse("calibration", args=[membership.tenant.slug]) + f"?set={kept.pk}")
+    return redirect("calibration", membership.tenant.slug)

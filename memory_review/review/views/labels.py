@@ -1,0 +1,212 @@
+"""The labeling stream (issue 9): one item at a time, keyboard first (1-8 an outcome, shift+digit
+an acceptable alternative, s skip, u undo, n note), blind to the policy and to other labelers
+until the label is in; then labelers' agreement, and a lead's ruling where they disagree."""
+
+from django.contrib import messages
+from django.contrib.auth import get_user_model
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_POST
+
+from memory_review.calibration import labeling
+from memory_review.calibration.labeling import ItemRef, LabelError
+
+from ..access import require_labeler, require_lead
+from ..names import display_name
+from .base import page, partial_or_page, tenant_view
+
+KIND_NAMES = {labeling.VERDICT: "Verdicts", labeling.CANDIDATE: "Promotion candidates"}
+
+
+def _kind(request: HttpRequest) -> str:
+    kind = request.GET.get("kind") or request.POST.get("kind")
+    return kind if kind in labeling.KINDS else labeling.VERDICT
+
+
+def _skips_key(membership, kind: str) -> str:
+    return f"label-skips:{membership.tenant_id}:{kind}"
+
+
+def _last_key(membership) -> str:
+    return f"label-last:{membership.tenant_id}"
+
+
+def _panel(request: HttpRequest, membership, kind: str, *, show: str | None = None, status: int = 200):
+    tenant, me = membership.tenant, request.user
+    _, policy = labeling.active_policy(tenant)
+    ref = None
+    if show:
+        try:
+            ref = ItemRef.parse(show)
+            labeling.get_item(tenant, ref)
+            kind = ref.kind
+        except LabelError:
+            ref = None
+    if ref is None or any(label.labeler_id == me.pk for label in labeling.labels_of(tenant, ref)):
+        skipped = request.session.get(_skips_key(membership, kind), [])
+        ref = labeling.next_item(tenant, me, kind, skipped=skipped, policy=policy)
+    return page(
+        request,
+        membership,
+        partial_or_page(request, "review/labels.html", "panel"),
+        status=status,
+        kind=kind,
+        kinds=KIND_NAMES,
+        item=labeling.get_item(tenant, ref) if ref else None,
+        ref=ref,
+        outcomes=labeling.OUTCOMES[kind],
+        reveal=_reveal(request, membership),
+        progress=labeling.progress(tenant, me, kind),
+        disputes=len(labeling.disputes(tenant, kind)) if membership.can_lead else None,
+    )
+
+
+def _reveal(request: HttpRequest, membership) -> dict | None:
+    """The item this labeler labeled last, now that their answer is in: what the policy said,
+    the votes, and the other labelers' answers."""
+    key = request.session.get(_last_key(membership))
+    if not key:
+        return None
+    tenant = membership.tenant
+    try:
+        ref = ItemRef.parse(key)
+        item = labeling.get_item(tenant, ref)
+    except LabelError:
+        return None
+    labels = labeling.labels_of(tenant, ref)
+    mine = next(
+        (label for label in labels if label.labeler_id == request.user.pk and not label.adjudicated), None
+    )
+    if mine is None:
+        return None
+    return {
+        "ref": ref,
+        "item": item,
+        "mine": mine,
+        "others": [(display_name(label.labeler), label) for label in labels if label is not mine],
+        "policy_said": item.disposition if ref.kind == labeling.VERDICT else item.policy_decision,
+    }
+
+
+@require_GET
+@tenant_view
+def label_stream(request: HttpRequest, membership) -> HttpResponse:
+    require_labeler(membership)
+    return _panel(request, membership, _kind(request), show=request.GET.get("item"))
+
+
+@require_POST
+@tenant_view
+def label_record(request: HttpRequest, membership) -> HttpResponse:
+    require_labeler(membership)
+    try:
+        ref, answer = _answer(request)
+        labeling.record(membership.tenant, request.user, ref, **answer)
+    except LabelError as error:
+        messages.error(request, f"Nothing was recorded: {error}")
+        return _after(request, membership, _kind(request), show=request.POST.get("item"), status=400)
+    request.session[_last_key(membership)] = ref.key
+    return _after(request, membership, ref.kind)
+
+
+def _answer(request: HttpRequest) -> tuple[ItemRef, dict]:
+    """The item a labeling form names and the answer it gives; LabelError for no such item."""
+    ref = ItemRef.parse(request.POST.get("item", ""))
+    return ref, {
+        "outcome": request.POST.get("outcome", ""),
+        "alternatives": request.POST.getlist("alternatives"),
+        "note": request.POST.get("note", ""),
+    }
+
+
+@require_POST
+@tenant_view
+def label_skip(request: HttpRequest, membership) -> HttpResponse:
+    require_labeler(membership)
+    kind = _kind(request)
+    try:
+        ref = ItemRef.parse(request.POST.get("item", ""))
+    except LabelError as error:
+        messages.error(request, str(error))
+        return _after(request, membership, kind, status=400)
+    key = _skips_key(membership, ref.kind)
+    request.session[key] = [*request.session.get(key, []), ref.pk][-labeling.SKIPS_KEPT :]
+    return _after(request, membership, ref.kind)
+
+
+@require_POST
+@tenant_view
+def label_undo(request: HttpRequest, membership) -> HttpResponse:
+    require_labeler(membership)
+    label = labeling.undo(membership.tenant, request.user)
+    if label is None:
+        messages.info(request, "You have no label to undo.")
+        return _after(request, membership, _kind(request))
+    ref = labeling.ref_of(label)
+    request.session.pop(_last_key(membership), None)
+    messages.info(
+        request,
+        f"Your label “{label.outcome}” on {ref.key} is withdrawn (kept in its history): label it again.",
+    )
+    return _after(request, membership, ref.kind, show=ref.key)
+
+
+def _after(request: HttpRequest, membership, kind: str, *, show: str | None = None, status: int = 200):
+    """htmx swaps the panel in place; a plain form goes back to the stream (post/redirect/get)."""
+    if request.htmx:
+        return _panel(request, membership, kind, show=show, status=status)
+    url = reverse("labels", args=[membership.tenant.slug]) + f"?kind={kind}"
+    return redirect(url + (f"&item={show}" if show else ""))
+
+
+@require_GET
+@tenant_view
+def label_agreement(request: HttpRequest, membership) -> HttpResponse:
+    require_labeler(membership)
+    tenant = membership.tenant
+    sections = []
+    for kind, title in KIND_NAMES.items():
+        disputed = labeling.disputes(tenant, kind)
+        names = _labeler_names(tenant, kind)
+        sections.append(
+            {
+                "kind": kind,
+                "title": title,
+                "agreement": labeling.labeler_agreement(tenant, kind, names=names),
+                "disputes": [
+                    (
+                        entry,
+                        labeling.get_item(tenant, entry.ref),
+                        [(names[x.labeler_id], x) for x in entry.labels],
+                    )
+                    for entry in disputed[:100]
+                ],
+                "disputed": len(disputed),
+                "outcomes": labeling.OUTCOMES[kind],
+            }
+        )
+    return page(request, membership, "review/label_agreement.html", sections=sections)
+
+
+def _labeler_names(tenant, kind: str) -> dict[int, str]:
+    people = get_user_model().objects.filter(pk__in=labeling.active_labels(tenant, kind).values("labeler_id"))
+    return {person.pk: display_name(person) for person in people}
+
+
+@require_POST
+@tenant_view
+def label_adjudicate(request: HttpRequest, membership) -> HttpResponse:
+    require_lead(membership)
+    try:
+        ref, answer = _answer(request)
+        labeling.adjudicate(membership.tenant, request.user, ref, **answer)
+    except LabelError as error:
+        messages.error(request, f"Nothing was recorded: {error}")
+    else:
+        messages.success(
+            request,
+            f"Ruled on {ref.key}: “{request.POST['outcome']}” is its gold label; "
+            "the labelers' answers are kept.",
+        )
+    return redirect("label-agreement", membership.tenant.slug)

@@ -1,0 +1,228 @@
+"""The labeling stream, the calibration page, replay sets in and out, and adopting a policy with
+its evidence, through the real views (issue 9)."""
+
+import json
+import re
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+
+from memory_review.assessments.models import PolicyVersion
+from memory_review.calibration import labeling
+from memory_review.calibration.labeling import ItemRef
+from memory_review.calibration.models import Label, PolicyProposal, ReplaySet
+from memory_review.tenancy.models import Role
+from tests.factories import judged, make_memory, make_user
+
+pytestmark = pytest.mark.django_db
+
+HTMX = {"HTTP_HX_REQUEST": "true"}
+
+
+@pytest.fixture
+def admin(acme):
+    return make_user("acme-admin", acme, Role.ADMIN)
+
+
+@pytest.fixture
+def votes(acme, policy):
+    """Four judged memories, one per kind of outcome, as the pipeline records them."""
+    made = []
+    for subject, still_true, replaces, disposition in [
+        ("delivery day", 0.92, 0.1, "confirmed"),
+        ("invoice address", 0.2, 0.8, "superseded"),
+        ("refund limit", 0.3, 0.1, "contradicted"),
+        ("contact channel", 0.5, 0.1, "uncertain"),
+    ]:
+        memory = make_memory(acme, subject=subject)
+        made.append(judged(memory, policy, still_true=still_true, replaces=replaces, disposition=disposition))
+    return made
+
+
+def shown_item(response) -> str:
+    return re.search(r'data-item="([vc]\d+)"', response.content.decode()).group(1)
+
+
+def test_the_stream_is_blind_until_the_label_is_in_then_shows_the_policy_and_others(
+    client, votes, labeler, lead
+):
+    labeling.record(votes[0].tenant, lead, ItemRef("verdict", votes[3].pk), outcome="uncertain")
+    client.force_login(labeler)
+    page = client.get("/t/acme/labels/")
+    assert page.status_code == 200
+    key = shown_item(page)
+    assert key == f"v{votes[3].pk}"  # a second opinion first
+    body = page.content.decode()
+    assert "data-policy-said" not in body and "still_true 0.50" not in body and "Maria" not in body
+
+    answered = client.post("/t/acme/labels/record/", {"item": key, "outcome": "confirmed"}, **HTMX)
+    assert answered.status_code == 200
+    body = answered.content.decode()
+    assert 'id="label-panel"' in body and "<html" not in body  # the panel only, swapped in place
+    assert re.search(r"The policy said <strong data-policy-said>uncertain</strong>", body)
+    assert "acme-lead said <strong>uncertain</strong>" in body
+    assert shown_item(answered) != key
+    assert Label.objects.filter(labeler=labeler, verdict=votes[3], outcome="confirmed").exists()
+
+
+def test_a_plain_form_posts_and_redirects_and_a_bad_label_writes_nothing(client, votes, labeler):
+    client.force_login(labeler)
+    key = f"v{votes[0].pk}"
+    response = client.post("/t/acme/labels/record/", {"item": key, "outcome": "maybe"})
+    assert response.status_code == 302 and not Label.objects.exists()
+    page = client.get(response["Location"])
+    assert "Nothing was recorded: outcome &#x27;maybe&#x27; is not one of" in page.content.decode()
+    response = client.post(
+        "/t/acme/labels/record/",
+        {"item": key, "outcome": "confirmed", "alternatives": ["uncertain"], "note": "ok"},
+    )
+    assert response.status_code == 302
+    (label,) = Label.objects.all()
+    assert (label.outcome, label.alternatives, label.note) == ("confirmed", ["uncertain"], "ok")
+
+
+def test_skip_moves_on_and_undo_brings_the_item_back(client, votes, labeler):
+    client.force_login(labeler)
+    first = shown_item(client.get("/t/acme/labels/"))
+    after_skip = client.post("/t/acme/labels/skip/", {"item": first}, **HTMX)
+    assert shown_item(after_skip) != first
+    second = shown_item(after_skip)
+    client.post("/t/acme/labels/record/", {"item": second, "outcome": "confirmed"}, **HTMX)
+    undone = client.post("/t/acme/labels/undo/", {}, **HTMX)
+    assert shown_item(undone) == second
+    assert "withdrawn" in undone.content.decode()
+    assert Label.objects.get().withdrawn_at is not None
+
+
+def test_an_auditor_reads_calibration_but_cannot_label_and_another_tenant_is_a_404(
+    client, votes, auditor, globex
+):
+    client.force_login(auditor)
+    assert client.get("/t/acme/calibration/").status_code == 200
+    assert client.get("/t/acme/labels/").status_code == 403
+    assert (
+        client.post("/t/acme/labels/record/", {"item": f"v{votes[0].pk}", "outcome": "confirmed"}).status_code
+        == 403
+    )
+    assert not Label.objects.exists()
+    assert client.get("/t/globex/labels/").status_code == 404
+
+
+def test_only_a_lead_rules_on_a_disagreement(client, votes, labeler, reviewer, lead):
+    tenant, item = votes[0].tenant, ItemRef("verdict", votes[1].pk)
+    labeling.record(tenant, labeler, item, outcome="superseded")
+    labeling.record(tenant, reviewer, item, outcome="contradicted")
+    client.force_login(labeler)
+    page = client.get("/t/acme/labels/agreement/")
+    assert "Awaiting a ruling: 1" in page.content.decode()
+    assert (
+        client.post("/t/acme/labels/adjudicate/", {"item": item.key, "outcome": "superseded"}).status_code
+        == 403
+    )
+    client.force_login(lead)
+    client.post("/t/acme/labels/adjudicate/", {"item": item.key, "outcome": "superseded", "note": "re-read"})
+    ruling = Label.objects.get(adjudicated=True)
+    assert (ruling.labeler, ruling.outcome) == (lead, "superseded")
+    assert "Awaiting a ruling: 0" in client.get("/t/acme/labels/agreement/").content.decode()
+
+
+def label_all(votes, labeler):
+    for verdict, outcome in zip(
+        votes, ["confirmed", "contradicted", "contradicted", "confirmed"], strict=True
+    ):
+        labeling.record(verdict.tenant, labeler, ItemRef("verdict", verdict.pk), outcome=outcome)
+
+
+def test_the_calibration_page_shows_the_active_policy_reliability_and_the_sweep(client, votes, labeler):
+    label_all(votes, labeler)
+    client.force_login(labeler)
+    body = client.get("/t/acme/calibration/").content.decode()
+    assert re.search(r"data-gold>4<", body)
+    # The superseded vote on a memory labeled contradicted is no false invalidation; the uncertain
+    # one labeled confirmed is a miss; strict 2 of 4 (confirmed, contradicted).
+    assert re.search(r"Strict accuracy</dt><dd>50% \(2\)", body)
+    assert re.search(r"data-false-invalidations>0<", body)
+    assert re.search(r"A grid of <strong>\d{4,}</strong> policies", body)
+    for question in ("bears", "still_true", "replaces", "partial", "hypothetical", "directive", "supported"):
+        assert f'data-question="{question}"' in body
+    figure = re.search(r'data-figure="([^"]+)"', body).group(1).replace("&quot;", '"')
+    assert json.loads(figure)["data"]
+
+
+def test_a_replay_set_goes_out_and_a_bad_one_comes_in_with_nothing_kept(client, votes, labeler):
+    label_all(votes, labeler)
+    client.force_login(labeler)
+    exported = b"".join(client.get("/t/acme/calibration/replay-set.jsonl").streaming_content)
+    assert len(exported.splitlines()) == 4
+
+    good = SimpleUploadedFile("outside.jsonl", exported, content_type="application/x-ndjson")
+    response = client.post("/t/acme/calibration/import/", {"file": good})
+    kept = ReplaySet.objects.get()
+    assert kept.cases == 4 and response["Location"].endswith(f"?set={kept.pk}")
+    assert "Scoring the imported replay set" in client.get(response["Location"]).content.decode()
+
+    broken = exported + b'{"id": "x", "votes": {"bears": 2}, "expected": "confirmed"}\n'
+    response = client.post("/t/acme/calibration/import/", {"file": SimpleUploadedFile("bad.jsonl", broken)})
+    assert ReplaySet.objects.count() == 1
+    page = client.get(response["Location"]).content.decode()
+    assert "Nothing was imported from bad.jsonl" in page and "bad.jsonl line 5" in page
+    client.post("/t/acme/calibration/import/", {"file": SimpleUploadedFile("latin.jsonl", b"\xff\xfe")})
+    assert ReplaySet.objects.count() == 1
+
+
+def test_compare_propose_and_adopt_with_its_evidence(client, votes, labeler, lead, admin):
+    label_all(votes, labeler)
+    client.force_login(lead)
+    bad = client.get("/t/acme/calibration/compare/", {"contradict_max": 0.7})
+    assert bad.status_code == 400 and "must not exceed confirm_min" in bad.content.decode()
+    # A wider confirm band: the uncertain 0.5 vote would now confirm its memory.
+    page = client.get("/t/acme/calibration/compare/", {"confirm_min": 0.45, "contradict_max": 0.4})
+    body = page.content.decode()
+    assert "1 of 4 verdicts would be decided otherwise" in body
+    assert f"/t/acme/memories/{votes[3].memory_id}/" in body
+
+    client.force_login(labeler)
+    assert client.post("/t/acme/calibration/propose/", {"confirm_min": 0.45}).status_code == 403
+    client.force_login(lead)
+    client.post(
+        "/t/acme/calibration/propose/",
+        {
+            "confirm_min": 0.45,
+            "contradict_max": 0.4,
+            "mode": "active",
+            "reason": "fewer reviews",
+            "origin": "typed",
+        },
+    )
+    proposal = PolicyProposal.objects.get()
+    assert proposal.evidence["stored_votes"]["changed"] == 1
+    assert proposal.evidence["labeled_set"]["candidate"]["strict"] == 3  # the 0.5 vote labeled confirmed
+    assert proposal.evidence["changed_thresholds"] == {"confirm_min": [0.6, 0.45]}
+    # The lead cannot adopt (admins adopt), and an admin cannot adopt what they proposed.
+    assert client.post(f"/t/acme/policies/{proposal.pk}/adopt/").status_code == 403
+
+    client.force_login(admin)
+    client.post(f"/t/acme/policies/{proposal.pk}/adopt/", {"note": "labels agree"})
+    active = PolicyVersion.objects.for_tenant(votes[0].tenant).active()
+    assert (active.number, active.thresholds["confirm_min"]) == (2, 0.45)
+    assert PolicyVersion.objects.get(number=1).mode == "retired"
+    proposal.refresh_from_db()
+    assert (proposal.outcome, proposal.decided_by, proposal.policy) == ("adopted", admin, active)
+    assert active.proposal == proposal
+    again = client.post(f"/t/acme/policies/{proposal.pk}/adopt/")
+    assert "was adopted already" in client.get(again["Location"]).content.decode()
+
+
+def test_an_admin_cannot_adopt_their_own_proposal_and_declining_needs_a_reason(client, votes, admin):
+    from memory_review.calibration import adoption
+
+    tenant = votes[0].tenant
+    proposal = adoption.propose(
+        tenant, admin, thresholds=labeling.active_policy(tenant)[1], mode="shadow", reason="try", evidence={}
+    )
+    with pytest.raises(adoption.AdoptionError, match="you proposed this one"):
+        adoption.adopt(tenant, admin, proposal.pk)
+    with pytest.raises(adoption.AdoptionError, match="needs a reason"):
+        adoption.decline(tenant, admin, proposal.pk, note=" ")
+    adoption.decline(tenant, admin, proposal.pk, note="not now")
+    assert PolicyProposal.objects.get().outcome == "declined" and PolicyVersion.objects.count() == 1
