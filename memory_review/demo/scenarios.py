@@ -57,6 +57,8 @@ from memory_review.memories.models import (
 from memory_review.memories.services import event_record, link_create, memory_forget, memory_write
 from memory_review.tenancy.models import Membership, Role, Tenant
 
+from .history import HistorySeeder
+
 # --------------------------------------------------------------------------------------------
 # The vocabulary the data is written in
 # --------------------------------------------------------------------------------------------
@@ -181,6 +183,8 @@ class TenantSeed:
     lead: str  # username of the lead who takes the human decisions
     stories: list[Story]
     two_person_rule: bool = False
+    # Who has labeled the tenant's past votes (demo/history.py); none: no history is seeded.
+    labelers: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -1799,7 +1803,10 @@ GLOBEX_STORIES = [
 ]
 
 TENANTS = [
-    TenantSeed("acme", "Acme Support", lead="acme-lead", stories=ACME_STORIES, two_person_rule=True),
+    TenantSeed(
+        "acme", "Acme Support", lead="acme-lead", stories=ACME_STORIES, two_person_rule=True,
+        labelers=("acme-labeler", "acme-lead", "acme-reviewer"),
+    ),  # fmt: skip
     TenantSeed("globex", "Globex Logistics", lead="globex-lead", stories=GLOBEX_STORIES),
 ]
 
@@ -1950,6 +1957,12 @@ class _TenantSeeder:
             Act: self._act,
             Propose: self._propose,
         }
+        if self.spec.labelers:
+            # Months of judged, reviewed and labeled votes before the stories begin.
+            HistorySeeder(
+                self.tenant, users=self.users, labelers=list(self.spec.labelers), lead=self.spec.lead,
+                version=self.policy_version,
+            ).run()  # fmt: skip
         # Each step runs at the time it happened, so every created_at, every audit row and the
         # queue's ages read like real history rather than the minute the seed ran.
         for at, step in timeline(self.spec.stories, now=self.now):
