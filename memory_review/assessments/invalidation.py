@@ -45,15 +45,18 @@ JUDGED_FIELDS = (
 # -- choosing what to judge ----------------------------------------------------------------------
 
 
-def candidates_for(event: SourceEvent):
+def candidates_for(event: SourceEvent, *, only: list[int] | None = None):
     """Live memories the event can bear on: same tenant, and in its scope. A memory with a NULL
     scope column applies to everyone below it; an event with a NULL column speaks for everyone
-    below it, so it reaches narrower memories too."""
+    below it, so it reaches narrower memories too. A reassessment names its memories (`only`):
+    those still live, wherever their scope."""
     in_scope = Q()
     for column in ("user_id", "agent_id", "thread_id"):
         value = getattr(event, column)
         if value is not None:
             in_scope &= Q(**{f"{column}__isnull": True}) | Q(**{column: value})
+    if only is not None:
+        in_scope = Q(pk__in=only)
     memories = Memory.objects.filter(
         in_scope, tenant_id=event.tenant_id, status__in=LIVE_STATUSES, deleted_at__isnull=True
     )
@@ -301,7 +304,7 @@ def _judge_and_record(assessment: Assessment, jev: Jev) -> tuple[Assessment, lis
     policy = Thresholds.from_data(assessment.policy.thresholds)
     shadow = PolicyVersion.objects.filter(tenant_id=event.tenant_id).shadow()
     now = timezone.now()
-    memories = list(candidates_for(event))
+    memories = list(candidates_for(event, only=assessment.targets))
     settled, to_judge = code_checks(memories, now)
     usage = Usage()
     gathering = Gathering(jev, event, policy, usage)

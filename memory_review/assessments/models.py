@@ -96,6 +96,17 @@ class Assessment(TenantOwned):
     )
     judged_at = models.DateTimeField(null=True, blank=True, help_text="When its votes were recorded.")
     candidates_total = models.PositiveIntegerField(default=0, help_text="Memories in the event's scope.")
+    reason = models.CharField(
+        max_length=1000,
+        null=True,
+        blank=True,
+        help_text="Why it ran, when not simply for a new event: a reassessment after a change.",
+    )
+    targets = models.JSONField(
+        null=True,
+        blank=True,
+        help_text="The memory ids a reassessment judges, in place of the event's scope.",
+    )
     candidates_screened_out = models.PositiveIntegerField(default=0)
     created_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)

@@ -11,6 +11,7 @@ from .views import (
     policies,
     promotions,
     queue,
+    reassessment,
     tokens,
 )
 
@@ -74,4 +75,7 @@ urlpatterns = [
     path("t/<slug:slug>/policies/", policies.policy_list, name="policy-list"),
     path("t/<slug:slug>/policies/<int:pk>/adopt/", policies.policy_adopt, name="policy-adopt"),
     path("t/<slug:slug>/policies/<int:pk>/decline/", policies.policy_decline, name="policy-decline"),
+    path("t/<slug:slug>/policies/redecide/", reassessment.policy_redecide, name="policy-redecide"),
+    # Reassessment after a guideline changed
+    path("t/<slug:slug>/memories/<int:pk>/reassess/", reassessment.memory_reassess, name="memory-reassess"),
 ]

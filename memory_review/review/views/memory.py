@@ -15,6 +15,7 @@ from django.utils.dateparse import parse_datetime
 from django.views.decorators.http import require_GET, require_POST
 
 from memory_review import textlimits
+from memory_review.assessments import reassessment
 from memory_review.lifecycle import LifecycleError, StaleVersion
 from memory_review.memories import dual_control
 from memory_review.memories.models import MemoryStatus
@@ -76,6 +77,7 @@ def memory_detail(request: HttpRequest, membership, pk: int) -> HttpResponse:
         belief=memory_page.belief_at(memory, at) if at else None,
         as_of=at,
         as_of_problem=as_of_problem,
+        dependents=reassessment.dependents(memory) if reassessment.worth_reassessing(memory) else [],
         **_state(request, membership, memory),
     )
     partial = request.GET.get("part") if request.htmx else None

@@ -14,6 +14,7 @@ from django.views.decorators.http import require_GET, require_POST
 from memory_review import textlimits
 from memory_review.assessments.models import PolicyVersion
 from memory_review.assessments.policy import Thresholds
+from memory_review.assessments.reassessment import redecided
 from memory_review.calibration import adoption, labeling
 from memory_review.calibration.models import PolicyProposal
 
@@ -126,6 +127,7 @@ def policy_list(request: HttpRequest, membership) -> HttpResponse:
         "review/policies.html",
         proposals=proposals,
         versions=PolicyVersion.objects.for_tenant(tenant).order_by("-number")[:50],
+        redecided=redecided(tenant, PolicyVersion.objects.for_tenant(tenant).active()),
     )
 
 

@@ -1,0 +1,203 @@
+"""Reassessment on change (issue 9, item 7): what rested on a memory that changed, or was
+decided under a policy that changed, is looked at again, with the reason on the assessment.
+
+* A guideline or policy memory superseded or forgotten: its dependents are the live memories
+  written from the same source event, supported by it (`it supports them`) or refining it. They
+  are judged again by Jev against an event that says what changed (a `policy` event, recorded
+  like any other), or sent to review by a person.
+* A new policy version adopted: the live memories whose latest vote it decides otherwise are
+  decided again from their stored votes (no Jev call), under the new version, as new verdicts
+  against a `policy` event recording the adoption, of an assessment that says why it ran.
+"""
+
+from django.db import transaction
+from django.db.models import Max, Q
+from django.utils import timezone
+
+from memory_review.lifecycle import Actor, LifecycleError, permits, transition
+from memory_review.memories.models import LIVE_STATUSES, Memory, MemoryLink, MemoryStatus
+from memory_review.memories.services import event_record
+
+from . import questions as q
+from .dispatch import enqueue_on_commit
+from .invalidation import apply_verdicts
+from .leases import finish
+from .models import Assessment, PolicyVersion, Verdict
+from .policy import PROPOSED_STATUS, Thresholds, decide
+
+# The kinds of memory others rest on: a change to one of these is worth a second look downstream.
+GUIDING_KINDS = (Memory.Kind.POLICY, Memory.Kind.DECISION, Memory.Kind.CONFIG)
+CHANGED = (MemoryStatus.SUPERSEDED, MemoryStatus.DELETED, MemoryStatus.CONTRADICTED, MemoryStatus.EXPIRED)
+REPLAYED = "replay of stored votes"
+
+
+class ReassessmentError(ValueError):
+    """Nothing to reassess, or not allowed; nothing was written."""
+
+
+def dependents(memory: Memory) -> list[Memory]:
+    """Live memories resting on this one: from its source event, supported by it, or refining it."""
+    links = MemoryLink.objects.for_tenant(memory.tenant).filter(
+        Q(src=memory, kind=MemoryLink.Kind.SUPPORTS) | Q(dst=memory, kind=MemoryLink.Kind.REFINES)
+    )
+    linked = {dst if src == memory.pk else src for src, dst in links.values_list("src_id", "dst_id")}
+    return list(
+        Memory.objects.for_tenant(memory.tenant)
+        .filter(Q(pk__in=linked) | Q(source_event_id=memory.source_event_id), status__in=LIVE_STATUSES)
+        .exclude(pk=memory.pk)
+        .order_by("pk")
+    )
+
+
+def worth_reassessing(memory: Memory) -> bool:
+    """A guideline that no longer holds, with something resting on it."""
+    return memory.kind in GUIDING_KINDS and memory.status in CHANGED
+
+
+def change_text(memory: Memory) -> str:
+    """What Jev reads as the event: what changed, with the successor's words where there is one.
+    A forgotten memory's words are gone, so only its subject is named."""
+    if memory.status == MemoryStatus.SUPERSEDED and memory.superseded_by_id:
+        successor = Memory.objects.get(pk=memory.superseded_by_id)
+        return (
+            f"The {memory.kind} “{memory.subject}” changed. It said: {memory.content} "
+            f"It now says: {successor.content}"
+        )
+    if memory.status == MemoryStatus.DELETED:
+        return f"The {memory.kind} “{memory.subject}” was withdrawn and no longer applies."
+    return (
+        f"The {memory.kind} “{memory.subject}” no longer holds ({memory.status}): it said: {memory.content}"
+    )
+
+
+def reassess(memory: Memory, *, actor: Actor, enqueue=None) -> Assessment:
+    """Queue Jev's judgment of the dependents against an event saying what changed."""
+    found = dependents(memory)
+    if not found:
+        raise ReassessmentError(f"nothing live rests on memory {memory.pk}")
+    with transaction.atomic():
+        event = event_record(
+            tenant=memory.tenant,
+            source="policy",
+            text=change_text(memory),
+            user_id=memory.user_id,
+            agent_id=memory.agent_id,
+            thread_id=memory.thread_id,
+        )
+        assessment = Assessment.objects.create(
+            tenant=memory.tenant,
+            purpose=Assessment.Purpose.INVALIDATION,
+            event=event,
+            policy=PolicyVersion.objects.for_tenant(memory.tenant).active(),
+            question_set_version=q.INVALIDATION_VERSION,
+            reason=f"Reassessment asked by {actor}: memory {memory.pk} ({memory.subject}) is now "
+            f"{memory.status}, and {_count(len(found))} {'rests' if len(found) == 1 else 'rest'} on it.",
+            targets=[m.pk for m in found],
+        )
+        enqueue_on_commit(assessment, enqueue)
+    return assessment
+
+
+def send_to_review(memory: Memory, *, actor: Actor) -> int:
+    """Flag each active dependent for a person, with the reason; returns how many moved."""
+    moved = 0
+    for dependent in dependents(memory):
+        if not permits(dependent, actor.kind, "flag"):
+            continue  # already in review, or frozen: a person has it
+        try:
+            transition(
+                obj=dependent,
+                action="flag",
+                actor=actor,
+                reason=f"It rests on memory {memory.pk} ({memory.subject}), which is now {memory.status}.",
+                seen_version=dependent.row_version,
+            )
+        except LifecycleError:
+            continue  # moved meanwhile: whoever moved it decided
+        moved += 1
+    return moved
+
+
+# --- a new policy version -----------------------------------------------------------------------
+
+
+def latest_votes(tenant) -> list[Verdict]:
+    """The latest verdict with votes of each live memory."""
+    latest = (
+        Verdict.objects.for_tenant(tenant)
+        .filter(memory__status__in=LIVE_STATUSES, bears__isnull=False, still_true__isnull=False)
+        .values("memory_id")
+        .annotate(last=Max("pk"))
+        .values("last")
+    )
+    return list(Verdict.objects.filter(pk__in=latest).select_related("event").order_by("pk"))
+
+
+def redecided(tenant, version: PolicyVersion) -> list[tuple[Verdict, str]]:
+    """The live memories whose latest vote `version` decides otherwise, with its disposition."""
+    policy = Thresholds.from_data(version.thresholds)
+    out = []
+    for verdict in latest_votes(tenant):
+        disposition = decide(verdict.votes, policy=policy)
+        if disposition != verdict.disposition:
+            out.append((verdict, disposition))
+    return out
+
+
+def redecide(tenant, version: PolicyVersion, *, actor: Actor) -> Assessment:
+    """Decide again, under the adopted version, every live memory whose latest vote it decides
+    otherwise: new verdicts with the stored votes, then applied as the pipeline applies them."""
+    if version.mode != PolicyVersion.Mode.ACTIVE:
+        raise ReassessmentError(f"{version.label} is {version.mode}: only the active policy decides")
+    changes = redecided(tenant, version)
+    if not changes:
+        raise ReassessmentError(f"{version.label} decides every live memory's latest vote as before")
+    versions = dict(
+        Memory.objects.filter(pk__in=[v.memory_id for v, _ in changes]).values_list("pk", "row_version")
+    )
+    with transaction.atomic():
+        # The change is the evidence: a policy event, as the design records any policy change.
+        # (A verdict is one memory against one event: the votes' own events are judged already.)
+        event = event_record(
+            tenant=tenant,
+            source="policy",
+            text=f"Policy {version.label} adopted: {version.note or 'new thresholds'}. Memories whose "
+            "latest votes it decides otherwise are decided again from those votes.",
+        )
+        assessment = Assessment.objects.create(
+            tenant=tenant,
+            purpose=Assessment.Purpose.INVALIDATION,
+            event=event,
+            policy=version,
+            model_name=REPLAYED,
+            judged_at=timezone.now(),
+            question_set_version=q.INVALIDATION_VERSION,
+            state=Assessment.State.RUNNING,
+            reason=f"Policy {version.label} was adopted; {actor} asked to decide again the "
+            f"{_count(len(changes))} whose latest vote it "
+            "decides otherwise, from the stored votes (no Jev call).",
+            targets=[verdict.memory_id for verdict, _ in changes],
+            candidates_total=len(changes),
+        )
+        Verdict.objects.bulk_create(
+            Verdict(
+                tenant=tenant,
+                assessment=assessment,
+                memory_id=verdict.memory_id,
+                event=event,
+                row_version=versions[verdict.memory_id],
+                disposition=disposition,
+                proposed_status=PROPOSED_STATUS.get(disposition),
+                **verdict.votes,
+            )
+            for verdict, disposition in changes
+        )
+    try:
+        apply_verdicts(assessment)
+    except Exception as exc:  # recorded, not left "running" with no word on why
+        return finish(assessment, error=f"{type(exc).__name__}: {exc}")
+    return finish(assessment)
+
+
+def _count(n: int) -> str:
+    return f"{n} live memor{'y' if n == 1 else 'ies'}"
