@@ -23,6 +23,15 @@ def audit_key(settings, tmp_path):
     settings.AUDIT_CHECKPOINT_DIR = str(tmp_path / "audit-checkpoints")
 
 
+@pytest.fixture(autouse=True)
+def uncached_label_counts(monkeypatch):
+    """Tests reuse ids across rollbacks: a cached count of one test's items would leak into the
+    next. Counted afresh every time here."""
+    from memory_review.calibration import labeling
+
+    monkeypatch.setattr(labeling, "ITEM_COUNTS_SECONDS", 0)
+
+
 @pytest.fixture
 def acme(db):
     return Tenant.objects.create(slug="acme", name="Acme Support")

@@ -24,7 +24,7 @@ def ref(item) -> ItemRef:
     return ItemRef(VERDICT, item.pk)
 
 
-def test_near_an_edge_first_then_the_emptiest_bin(acme, policy, labeler):
+def test_near_an_edge_first_taking_turns_with_the_emptiest_bin(acme, policy, labeler):
     far_low = verdict(acme, policy, 0.02)
     near_confirm = verdict(acme, policy, 0.66)  # 0.01 from confirm_at (0.65)
     nearer_kill = verdict(acme, policy, 0.355)  # 0.005 from contradict_at (0.35)
@@ -35,9 +35,11 @@ def test_near_an_edge_first_then_the_emptiest_bin(acme, policy, labeler):
         labeling.record(acme, labeler, found, outcome="confirmed")
         return found.pk
 
-    assert [next_one(), next_one()] == [nearer_kill.pk, near_confirm.pk]
-    # Then the bins: 0.0-0.1 and 0.9-1.0 both have nothing labeled; the lower bin goes first.
-    assert [next_one(), next_one()] == [far_low.pk, far_high.pk]
+    # Near an edge first, taking turns with the emptiest bin: 0.0-0.1 and 0.9-1.0 both have
+    # nothing labeled, and the lower bin goes first.
+    assert [next_one(), next_one(), next_one(), next_one()] == [
+        nearer_kill.pk, far_low.pk, near_confirm.pk, far_high.pk
+    ]  # fmt: skip
     assert labeling.next_item(acme, labeler, VERDICT, policy=DEFAULTS) is None
 
 

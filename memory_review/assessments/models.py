@@ -197,6 +197,8 @@ class Verdict(TenantOwned):
         constraints = [
             models.UniqueConstraint(fields=["event", "memory"], name="verdict_event_memory_uq"),
         ]
+        # The labeling stream ranges over still_true: near the policy's edges, and bin by bin.
+        indexes = [models.Index(fields=["tenant", "still_true"], name="verdict_tenant_still_ix")]
 
     def __str__(self) -> str:
         return f"verdict {self.pk}: memory {self.memory_id} {self.disposition}"

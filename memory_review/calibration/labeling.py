@@ -2,10 +2,11 @@
 undo, progress, agreement between labelers, and a lead's ruling where they disagree.
 
 Two kinds of item: a verdict (was the policy's disposition right?) and a promotion candidate
-(should it have been promoted?). The stream covers the probability range: first the votes near
-an edge of the active policy (where a threshold decides), then the bin of the range with the
-fewest labels, at random within it. An item another labeler has labeled, and that has fewer than
-`LABELS_PER_ITEM` labels, comes before a new one, so items get the second opinion agreement needs.
+(should it have been promoted?). The stream covers the probability range: votes near an edge of
+the active policy (where a threshold decides) come first, taking turns with the bin of the range
+with the fewest labels, at random within it. An item another labeler has labeled, and that has
+fewer than `LABELS_PER_ITEM` labels, comes before a new one, so items get the second opinion
+agreement needs.
 
 A labeler never sees the policy's decision or another labeler's answer before their own is in:
 the item's evidence is all the page shows until then.
@@ -15,9 +16,10 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from datetime import timedelta
 
+from django.core.cache import cache
 from django.db import transaction
-from django.db.models import Count, Exists, F, FloatField, IntegerField, OuterRef, Q, QuerySet, Value
-from django.db.models.functions import Abs, Floor, Least, Mod
+from django.db.models import Count, Exists, F, FloatField, OuterRef, Q, QuerySet, Value
+from django.db.models.functions import Abs, Floor, Least
 from django.utils import timezone
 
 from memory_review.assessments.models import Disposition, PolicyVersion, PromotionCandidate, Verdict
@@ -55,8 +57,10 @@ CANDIDATE_DECISION = {PROMOTE: "promote", UNSUPPORTED: "reject", OUT_OF_SCOPE: "
 
 LABELS_PER_ITEM = 2  # an item waits for a second labeler before new items are handed out
 NEAR = 0.05  # "near an edge": within this of a threshold that decides
+NEAR_BANDS = (0.005, 0.02, NEAR)
 BINS = 10  # equal-width bins over [0, 1] of the item's main vote (still_true, supported)
 SKIPS_KEPT = 500
+ITEM_COUNTS_SECONDS = 60
 NOTE_MAX = 500
 
 
@@ -158,48 +162,97 @@ def bin_name(index: int) -> str:
 
 
 def next_item(tenant: Tenant, labeler, kind: str, *, skipped=(), policy: Thresholds) -> ItemRef | None:
-    """The item this labeler should label next, or None when there is nothing left for them."""
-    target = _target(kind)
-    mine = Label.objects.filter(
-        tenant=tenant, labeler=labeler, withdrawn_at__isnull=True, **{target: OuterRef("pk")}
-    )
-    anyones = Label.objects.filter(tenant=tenant, withdrawn_at__isnull=True, **{target: OuterRef("pk")})
-    open_items = (
-        items(tenant, kind).exclude(pk__in=list(skipped)).annotate(mine=Exists(mine)).filter(mine=False)
-    )
-    # A second opinion first: items someone else labeled that still want another label.
-    second = (
-        open_items.annotate(n=Count("labels", filter=Q(labels__withdrawn_at__isnull=True)))
-        .filter(n__gte=1, n__lt=LABELS_PER_ITEM)
-        .order_by("pk")
-        .values_list("pk", flat=True)
-        .first()
-    )
-    if second:
+    """The item this labeler should label next, or None when there is nothing left for them.
+
+    A second opinion first. Then new items, votes near an edge of the policy and the emptiest
+    bin taking turns (near first), so a tenant with a million votes near its thresholds still
+    gets the whole range covered. Every query starts from an index: the labels (few), a range
+    of the main vote, or the primary key from a pseudo-random point."""
+    skipped = list(skipped)
+    second = _second_opinion(tenant, labeler, kind, skipped)
+    if second is not None:
         return ItemRef(kind, second)
-    fresh = open_items.annotate(labeled=Exists(anyones)).filter(labeled=False)
-    near = (
-        fresh.annotate(gap=_gap(kind, policy))
-        .filter(gap__lte=NEAR)
-        .order_by("gap", "pk")
-        .values_list("pk", flat=True)
-        .first()
+    target = _target(kind)
+    labeled = Label.objects.filter(tenant=tenant, withdrawn_at__isnull=True, **{target: OuterRef("pk")})
+    fresh = (
+        items(tenant, kind).exclude(pk__in=skipped).annotate(labeled=Exists(labeled)).filter(labeled=False)
     )
-    if near:
-        return ItemRef(kind, near)
-    # Then the bin with the fewest labeled items, at random within it (a fixed shuffle by id, so
-    # the order is the same on every database and the same for a page reload).
-    counts = progress(tenant, labeler, kind).bins
-    for row in sorted((row for row in counts if row.items > row.labeled), key=lambda r: (r.labeled, r.index)):
-        pick = (
-            fresh.annotate(bin=_bin(kind), shuffle=Mod(F("pk") * 7919, 10007, output_field=IntegerField()))
-            .filter(bin=row.index)
-            .order_by("shuffle", "pk")
+    turns = (_near, _in_emptiest_bin)
+    if Label.objects.filter(tenant=tenant, labeler=labeler, **{f"{target}__isnull": False}).count() % 2:
+        turns = turns[::-1]
+    for pick in turns:
+        found = pick(fresh, tenant, labeler, kind, policy)
+        if found is not None:
+            return ItemRef(kind, found)
+    return None
+
+
+def _second_opinion(tenant: Tenant, labeler, kind: str, skipped: list[int]) -> int | None:
+    """The oldest item someone else labeled that wants another label, from the labels table."""
+    column = f"{_target(kind)}_id"
+    labels = active_labels(tenant, kind).filter(adjudicated=False)
+    mine = labels.filter(labeler=labeler).values(column)
+    waiting = (
+        labels.exclude(**{f"{column}__in": mine})
+        .exclude(**{f"{column}__in": skipped})
+        .values(column)
+        .annotate(n=Count("pk"))
+        .filter(n__lt=LABELS_PER_ITEM)
+        .order_by(column)
+        .values_list(column, flat=True)
+    )
+    for pk in waiting[:20]:  # one whose evidence was erased since is passed over
+        if items(tenant, kind).filter(pk=pk).exists():
+            return pk
+    return None
+
+
+def _near(fresh: QuerySet, tenant, labeler, kind: str, policy: Thresholds) -> int | None:
+    """The unlabeled item nearest an edge of the policy, within NEAR of it. Widening bands, so a
+    tenant with a million votes sorts the few nearest, not every vote within NEAR."""
+    if kind == VERDICT:
+        edges = [("still_true", policy.confirm_at), ("still_true", policy.contradict_at)]
+    else:
+        edges = [("supported", policy.supported_min), ("scope_fits", policy.scope_fits_min),
+                 ("conflict", policy.conflict_max)]  # fmt: skip
+    for width in NEAR_BANDS:
+        within = Q()
+        for column, edge in edges:
+            within |= Q(**{f"{column}__gte": edge - width, f"{column}__lte": edge + width})
+        found = (
+            fresh.filter(within)
+            .annotate(gap=_gap(kind, policy))
+            .filter(gap__lte=width)
+            .order_by("gap", "pk")
             .values_list("pk", flat=True)
             .first()
         )
+        if found is not None:
+            return found
+    return None
+
+
+def _in_emptiest_bin(fresh: QuerySet, tenant, labeler, kind: str, policy: Thresholds) -> int | None:
+    """An unlabeled item of the bin with the fewest labeled items, from a pseudo-random point of
+    the id range (the same for a page reload: it moves with the labeler's label count)."""
+    column = _main_vote(kind)
+    rows = progress(tenant, labeler, kind).bins
+    ids = items(tenant, kind).model.objects.filter(tenant=tenant).order_by("pk").values_list("pk", flat=True)
+    low, high = ids.first(), ids.last()
+    if low is None:
+        return None
+    done = Label.objects.filter(tenant=tenant, labeler=labeler).count()
+    pivot = low + (done * 7919 + labeler.pk * 104729) % (high - low + 1)
+    for row in sorted((r for r in rows if r.items > r.labeled), key=lambda r: (r.labeled, r.index)):
+        in_bin = fresh.filter(**{f"{column}__gte": row.index / BINS})
+        if row.index < BINS - 1:
+            in_bin = in_bin.filter(**{f"{column}__lt": (row.index + 1) / BINS})
+        pick = (
+            in_bin.filter(pk__gte=pivot).order_by("pk").values_list("pk", flat=True).first()
+            or in_bin.filter(pk__lt=pivot).order_by("pk").values_list("pk", flat=True).first()
+        )
         if pick:
-            return ItemRef(kind, pick)
+            return pick
     return None
 
 
@@ -298,27 +351,45 @@ class Progress:
 
 
 def progress(tenant: Tenant, labeler, kind: str) -> Progress:
+    """Items per bin (counted over every item, cached a minute or until a vote arrives), and
+    labeled items per bin (counted from the labels, which are few beside the votes)."""
+    newest = (
+        items(tenant, kind).model.objects.filter(tenant=tenant).order_by("-pk").values_list("pk", flat=True)
+    )
+    key = f"label-bins:{tenant.pk}:{kind}:{newest.first()}"  # a new vote makes a new key
+    totals = cache.get(key)
+    if totals is None:
+        totals = {
+            int(row["bin"]): row["n"]
+            for row in items(tenant, kind)
+            .annotate(bin=_bin(kind))
+            .values("bin")
+            .annotate(n=Count("pk"))
+            .order_by()
+        }
+        cache.set(key, totals, ITEM_COUNTS_SECONDS)
     target = _target(kind)
-    any_label = Label.objects.filter(tenant=tenant, withdrawn_at__isnull=True, **{target: OuterRef("pk")})
-    rows = (
-        items(tenant, kind)
-        .annotate(bin=_bin(kind), labeled=Exists(any_label), mine=Exists(any_label.filter(labeler=labeler)))
+    vote = f"{target}__{_main_vote(kind)}"
+    labels = active_labels(tenant, kind).filter(adjudicated=False)
+    per_bin = (
+        labels.annotate(bin=Least(Floor(F(vote) * BINS), Value(BINS - 1.0), output_field=FloatField()))
         .values("bin")
         .annotate(
-            n=Count("pk"),
-            n_labeled=Count("pk", filter=Q(labeled=True)),
-            n_mine=Count("pk", filter=Q(mine=True)),
+            labeled=Count(target, distinct=True),
+            mine=Count(target, distinct=True, filter=Q(labeler=labeler)),
         )
         .order_by()
     )
-    found = {int(row["bin"]): row for row in rows}
+    found = {int(row["bin"]): row for row in per_bin if row["bin"] is not None}
     bins = [
-        BinProgress(i, found[i]["n"], found[i]["n_labeled"], found[i]["n_mine"])
-        if i in found
-        else BinProgress(i, 0, 0, 0)
+        BinProgress(
+            i,
+            max(totals.get(i, 0), found.get(i, {}).get("labeled", 0)),
+            found.get(i, {}).get("labeled", 0),
+            found.get(i, {}).get("mine", 0),
+        )
         for i in range(BINS)
     ]
-    labels = active_labels(tenant, kind).filter(adjudicated=False)
     by_labeler = Counter()
     for row in labels.values("labeler__username", "labeler__first_name", "labeler__last_name").annotate(
         n=Count("pk")
