@@ -5,7 +5,7 @@ Proposals are kept whatever happens to them, with who and when, and the version 
 back at its proposal: every adopted policy carries its evidence.
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from django.db import transaction
 from django.utils import timezone
@@ -64,6 +64,7 @@ class Comparison:
     gold: int
     stored: StoredReplay
     promotions: CandidateChanges
+    cases: list = field(default_factory=list, repr=False)  # the gold set both were scored on
 
     @property
     def disposition_rows(self) -> list[tuple[str, int, int]]:
@@ -96,6 +97,10 @@ class Comparison:
                 "changed": self.promotions.changed,
             },
             "changed_thresholds": {name: [old, new] for name, old, new in self.changed_thresholds},
+            # The sweep that found it, run again over the same labels, when one did.
+            "sweep": sweep.sweep_report(sweep.sweep(self.cases, self.active))
+            if origin.startswith("sweep") and self.cases
+            else None,
         }
 
 
@@ -112,6 +117,7 @@ def compare(tenant: Tenant, *, active: Thresholds, candidate: Thresholds) -> Com
         gold=len(cases),
         stored=replay_stored(tenant, active=active, candidate=candidate),
         promotions=promotion_changes(tenant, active=active, candidate=candidate),
+        cases=cases,
     )
 
 

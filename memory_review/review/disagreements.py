@@ -1,12 +1,15 @@
 """Where the shadow policy and people (or the active policy) decided differently: the evidence
 for calibrating the policy (DESIGN §4, §5)."""
 
+from collections import Counter
 from dataclasses import dataclass
 
 from django.db.models import Count, F, QuerySet
 
 from memory_review.assessments.models import Disposition, PolicyVersion, PromotionCandidate, Verdict
 from memory_review.calibration.agreement import Agreement, from_counts
+from memory_review.calibration.evidence import verdict_cases
+from memory_review.calibration.replay import as_compared
 from memory_review.tenancy.models import Tenant
 
 DECISIONS = [choice for choice, _ in PromotionCandidate.Decision.choices]
@@ -66,3 +69,23 @@ def shadow_agreement(tenant: Tenant) -> ShadowAgreement:
         .select_related("memory", "event", "shadow_policy", "assessment__policy")
         .order_by("-id"),
     )
+
+
+@dataclass
+class AgainstLabels:
+    """The active and the shadow policy against the labelers' gold outcome, on the same labeled
+    verdicts (those the shadow also decided), so the two are compared fairly."""
+
+    active: Agreement
+    shadow: Agreement
+
+
+def against_labels(tenant: Tenant) -> AgainstLabels:
+    cases, _ = verdict_cases(tenant)
+    gold = {int(case.id[1:]): as_compared(case.expected) for case in cases}
+    decided = Verdict.objects.for_tenant(tenant).filter(pk__in=list(gold), shadow_disposition__isnull=False)
+    active, shadow = Counter(), Counter()
+    for pk, disposition, shadow_disposition in decided.values_list("pk", "disposition", "shadow_disposition"):
+        active[(gold[pk], as_compared(disposition))] += 1
+        shadow[(gold[pk], as_compared(shadow_disposition))] += 1
+    return AgainstLabels(from_counts(active, order=DISPOSITIONS), from_counts(shadow, order=DISPOSITIONS))

@@ -226,3 +226,16 @@ def test_an_admin_cannot_adopt_their_own_proposal_and_declining_needs_a_reason(c
         adoption.decline(tenant, admin, proposal.pk, note=" ")
     adoption.decline(tenant, admin, proposal.pk, note="not now")
     assert PolicyProposal.objects.get().outcome == "declined" and PolicyVersion.objects.count() == 1
+
+
+def test_the_disagreements_page_sets_both_policies_against_the_labels(client, votes, labeler, lead):
+    from memory_review.assessments.models import Verdict
+
+    Verdict.objects.filter(pk__in=[v.pk for v in votes]).update(shadow_disposition="confirmed")
+    label_all(votes, labeler)
+    client.force_login(lead)
+    body = client.get("/t/acme/promotions/disagreements/").content.decode()
+    section = body[body.index('id="labels-title"') :]
+    # Gold: confirmed, contradicted, contradicted, confirmed. Active: confirmed, superseded,
+    # contradicted, uncertain (2 agree); the shadow said confirmed throughout (2 agree).
+    assert section.count("(2 of 4)") == 2

@@ -108,4 +108,5 @@ def disagreement_list(request: HttpRequest, membership) -> HttpResponse:
         "review/disagreements.html",
         promotion=disagreements.promotion_agreement(membership.tenant),
         shadow=disagreements.shadow_agreement(membership.tenant),
+        labels=disagreements.against_labels(membership.tenant),
     )
