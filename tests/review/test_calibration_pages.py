@@ -184,6 +184,11 @@ def test_compare_propose_and_adopt_with_its_evidence(client, votes, labeler, lea
     client.force_login(labeler)
     assert client.post("/t/acme/calibration/propose/", {"confirm_min": 0.45}).status_code == 403
     client.force_login(lead)
+    refused = client.post(
+        "/t/acme/calibration/propose/", {"confirm_min": 0.45, "mode": "active", "reason": ""}
+    )
+    assert refused["Location"].endswith("?confirm_min=0.45") and not PolicyProposal.objects.exists()
+    client.force_login(lead)
     client.post(
         "/t/acme/calibration/propose/",
         {

@@ -3,6 +3,7 @@ evidence (a lead), and adopt or decline it (an admin who did not propose it) (is
 
 import json
 from dataclasses import fields
+from urllib.parse import urlencode
 
 from django import forms
 from django.contrib import messages
@@ -93,7 +94,9 @@ def policy_propose(request: HttpRequest, membership) -> HttpResponse:
     if problems:
         for problem in problems:
             messages.error(request, f"Nothing was proposed: {problem}")
-        return redirect(reverse("policy-compare", args=[tenant.slug]) + "?" + request.POST.urlencode())
+        # Back to the same candidate (its numbers only: never the CSRF token in a URL).
+        kept = {name: request.POST[name] for name in [*NUMBERS, "origin"] if request.POST.get(name)}
+        return redirect(reverse("policy-compare", args=[tenant.slug]) + "?" + urlencode(kept))
     comparison = adoption.compare(tenant, active=active, candidate=candidate)
     proposal = adoption.propose(
         tenant,
