@@ -36,9 +36,8 @@ def test_which_labels_say_yes_to_which_question():
     assert outcome_for("still_true", "uncertain") is None  # "can't tell" says nothing about it
     assert outcome_for("replaces", "superseded") is True and outcome_for("replaces", "partial") is None
     assert outcome_for("bears", "unrelated") is False and outcome_for("bears", "directive") is True
-    assert (
-        outcome_for("supported", "out_of_scope") is True and outcome_for("supported", "unsupported") is False
-    )
+    assert outcome_for("supported", "promote") is True and outcome_for("supported", "unsupported") is False
+    assert outcome_for("supported", "out_of_scope") is None  # a label names one reason
     assert outcome_for("conflict", "conflict") is True and outcome_for("scope_fits", "out_of_scope") is False
 
 

@@ -70,7 +70,7 @@ def test_a_bad_label_names_the_problem_and_writes_nothing(acme, policy, labeler)
         labeling.record(acme, labeler, item, outcome="promote")
     with pytest.raises(LabelError, match="alternative"):
         labeling.record(acme, labeler, item, outcome="confirmed", alternatives=["maybe"])
-    with pytest.raises(LabelError, match="at most 500"):
+    with pytest.raises(LabelError, match="the limit is 500"):
         labeling.record(acme, labeler, item, outcome="confirmed", note="x" * 501)
     with pytest.raises(LabelError, match="no such item"):
         ItemRef.parse("x12")

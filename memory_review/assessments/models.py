@@ -125,6 +125,9 @@ class Assessment(TenantOwned):
         indexes = [models.Index(fields=["tenant", "state", "lease_until"], name="assessment_lease_ix")]
 
     SEEDED_MODEL = "seed_demo"  # what seed_demo writes: hand-written votes, not a model's
+    # A policy's new decisions on votes already stored (reassessment.redecide): copies of votes,
+    # never labeled or replayed again as votes of their own.
+    REPLAYED_MODEL = "replay of stored votes"
 
     def __str__(self) -> str:
         return f"assessment {self.pk} ({self.purpose}, {self.state})"

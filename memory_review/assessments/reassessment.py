@@ -28,7 +28,7 @@ from .policy import PROPOSED_STATUS, Thresholds, decide
 # The kinds of memory others rest on: a change to one of these is worth a second look downstream.
 GUIDING_KINDS = (Memory.Kind.POLICY, Memory.Kind.DECISION, Memory.Kind.CONFIG)
 CHANGED = (MemoryStatus.SUPERSEDED, MemoryStatus.DELETED, MemoryStatus.CONTRADICTED, MemoryStatus.EXPIRED)
-REPLAYED = "replay of stored votes"
+REPLAYED = Assessment.REPLAYED_MODEL
 
 
 class ReassessmentError(ValueError):
@@ -134,10 +134,14 @@ def latest_votes(tenant) -> list[Verdict]:
 
 
 def redecided(tenant, version: PolicyVersion) -> list[tuple[Verdict, str]]:
-    """The live memories whose latest vote `version` decides otherwise, with its disposition."""
+    """The live memories whose latest vote `version` decides otherwise, with its disposition.
+    Votes from a review-only source are left out: such a source may only flag, and the new
+    verdict's event (the adoption) would not carry its source."""
     policy = Thresholds.from_data(version.thresholds)
     out = []
     for verdict in latest_votes(tenant):
+        if verdict.event.source in policy.review_only_sources:
+            continue
         disposition = decide(verdict.votes, policy=policy)
         if disposition != verdict.disposition:
             out.append((verdict, disposition))
@@ -152,9 +156,6 @@ def redecide(tenant, version: PolicyVersion, *, actor: Actor) -> Assessment:
     changes = redecided(tenant, version)
     if not changes:
         raise ReassessmentError(f"{version.label} decides every live memory's latest vote as before")
-    versions = dict(
-        Memory.objects.filter(pk__in=[v.memory_id for v, _ in changes]).values_list("pk", "row_version")
-    )
     with transaction.atomic():
         # The change is the evidence: a policy event, as the design records any policy change.
         # (A verdict is one memory against one event: the votes' own events are judged already.)
@@ -185,7 +186,9 @@ def redecide(tenant, version: PolicyVersion, *, actor: Actor) -> Assessment:
                 assessment=assessment,
                 memory_id=verdict.memory_id,
                 event=event,
-                row_version=versions[verdict.memory_id],
+                # The version the vote was cast on: a person who acted since keeps their decision
+                # (the pipeline's _version_to_act_on), as with any late vote.
+                row_version=verdict.row_version,
                 disposition=disposition,
                 proposed_status=PROPOSED_STATUS.get(disposition),
                 **verdict.votes,

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from django.db import transaction
 from django.utils import timezone
 
+from memory_review import textlimits
 from memory_review.assessments.models import PolicyVersion, PromotionCandidate
 from memory_review.assessments.policy import Thresholds, decide_promotion
 from memory_review.tenancy.models import Tenant
@@ -19,6 +20,7 @@ from .evidence import verdict_cases
 from .models import PolicyProposal
 from .stored import StoredReplay, replay_stored
 
+NOTE_MAX = 1000
 MODES = (PolicyVersion.Mode.SHADOW.value, PolicyVersion.Mode.ACTIVE.value)
 CHANGES_LISTED = 500
 
@@ -142,6 +144,7 @@ def propose(
 def adopt(tenant: Tenant, user, proposal_pk: int, *, note: str = "") -> PolicyVersion:
     """A new policy version from the proposal, in its mode; the version it replaces is retired.
     Refused when the proposal is decided already, or the person adopting it proposed it."""
+    note = _checked_note(note)
     with transaction.atomic():
         proposal = _open_proposal(tenant, user, proposal_pk)
         # Lock the tenant's versions: two adoptions at once would take one number.
@@ -155,7 +158,7 @@ def adopt(tenant: Tenant, user, proposal_pk: int, *, note: str = "") -> PolicyVe
             number=number,
             mode=proposal.mode,
             thresholds=proposal.thresholds,
-            note=f"Adopted from proposal {proposal.pk}: {proposal.reason}"[:500],
+            note=textlimits.fit(f"Adopted from proposal {proposal.pk}: {proposal.reason}", 500),
             created_by=f"user:{user.pk}",
         )
         _decide(proposal, user, PolicyProposal.Outcome.ADOPTED, note, policy=version)
@@ -165,6 +168,7 @@ def adopt(tenant: Tenant, user, proposal_pk: int, *, note: str = "") -> PolicyVe
 def decline(tenant: Tenant, user, proposal_pk: int, *, note: str) -> PolicyProposal:
     if not note.strip():
         raise AdoptionError("say why: declining a proposal needs a reason")
+    note = _checked_note(note)
     with transaction.atomic():
         proposal = _open_proposal(tenant, user, proposal_pk, declining=True)
         _decide(proposal, user, PolicyProposal.Outcome.DECLINED, note)
@@ -180,6 +184,13 @@ def _open_proposal(tenant: Tenant, user, pk: int, *, declining: bool = False) ->
     if not declining and proposal.proposed_by_id == user.pk:
         raise AdoptionError("a second person adopts a policy: you proposed this one")
     return proposal
+
+
+def _checked_note(note: str) -> str:
+    problem = textlimits.too_long(note.strip(), NOTE_MAX)
+    if problem:
+        raise AdoptionError(f"the note {problem}")
+    return note.strip()
 
 
 def _decide(proposal: PolicyProposal, user, outcome: str, note: str, *, policy=None) -> None:

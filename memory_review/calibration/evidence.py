@@ -99,9 +99,11 @@ def reliabilities(cases: list[Case], candidates) -> list[reliability.Reliability
                 pairs.append((case.votes[question], yes))
         out.append(reliability.reliability(question, pairs))
     for question in reliability.CANDIDATE_QUESTIONS:
-        pairs = [
-            (case.votes[question], reliability.outcome_for(question, label)) for case, label in candidates
-        ]
+        pairs = []
+        for case, label in candidates:
+            yes = reliability.outcome_for(question, label)
+            if yes is not None:
+                pairs.append((case.votes[question], yes))
         out.append(reliability.reliability(question, pairs))
     return out
 

@@ -22,7 +22,14 @@ from django.db.models import Count, Exists, F, FloatField, OuterRef, Q, QuerySet
 from django.db.models.functions import Abs, Floor, Least
 from django.utils import timezone
 
-from memory_review.assessments.models import Disposition, PolicyVersion, PromotionCandidate, Verdict
+from memory_review import textlimits
+from memory_review.assessments.models import (
+    Assessment,
+    Disposition,
+    PolicyVersion,
+    PromotionCandidate,
+    Verdict,
+)
 from memory_review.assessments.policy import Thresholds
 from memory_review.tenancy.models import Tenant
 
@@ -57,7 +64,7 @@ CANDIDATE_DECISION = {PROMOTE: "promote", UNSUPPORTED: "reject", OUT_OF_SCOPE: "
 
 LABELS_PER_ITEM = 2  # an item waits for a second labeler before new items are handed out
 NEAR = 0.05  # "near an edge": within this of a threshold that decides
-NEAR_BANDS = (0.005, 0.02, NEAR)
+NEAR_BANDS = (0.001, 0.005, 0.02, NEAR)
 BINS = 10  # equal-width bins over [0, 1] of the item's main vote (still_true, supported)
 SKIPS_KEPT = 500
 ITEM_COUNTS_SECONDS = 60
@@ -80,7 +87,7 @@ class ItemRef:
     @classmethod
     def parse(cls, key: str) -> "ItemRef":
         kinds = {kind[0]: kind for kind in KINDS}
-        if not key or key[0] not in kinds or not key[1:].isdigit():
+        if not key or key[0] not in kinds or not (key[1:].isascii() and key[1:].isdigit()):
             raise LabelError(f"no such item {key!r}: an item is v<verdict id> or c<candidate id>")
         return cls(kinds[key[0]], int(key[1:]))
 
@@ -91,16 +98,27 @@ class ItemRef:
 def items(tenant: Tenant, kind: str) -> QuerySet:
     """Every item of this kind that has votes and evidence a labeler can still read."""
     if kind == VERDICT:
-        return Verdict.objects.for_tenant(tenant).filter(
-            bears__isnull=False, still_true__isnull=False, event__erased_at__isnull=True,
-            memory__deleted_at__isnull=True,
-        )  # fmt: skip
+        return (
+            Verdict.objects.for_tenant(tenant)
+            .filter(
+                bears__isnull=False,
+                still_true__isnull=False,
+                event__erased_at__isnull=True,
+                memory__deleted_at__isnull=True,
+            )  # fmt: skip
+            # Copies of votes already labelable under their own verdict (a short list of ids).
+            .exclude(assessment_id__in=_replays(tenant))
+        )
     if kind == CANDIDATE:
         return PromotionCandidate.objects.for_tenant(tenant).filter(
             supported__isnull=False, scope_fits__isnull=False, conflict__isnull=False,
             source_event__erased_at__isnull=True,
         )  # fmt: skip
     raise LabelError(f"unknown kind {kind!r}: {' or '.join(KINDS)}")
+
+
+def _replays(tenant: Tenant) -> QuerySet:
+    return Assessment.objects.for_tenant(tenant).filter(model_name=Assessment.REPLAYED_MODEL).values("pk")
 
 
 def get_item(tenant: Tenant, ref: ItemRef):
@@ -233,23 +251,25 @@ def _near(fresh: QuerySet, tenant, labeler, kind: str, policy: Thresholds) -> in
 
 
 def _in_emptiest_bin(fresh: QuerySet, tenant, labeler, kind: str, policy: Thresholds) -> int | None:
-    """An unlabeled item of the bin with the fewest labeled items, from a pseudo-random point of
-    the id range (the same for a page reload: it moves with the labeler's label count)."""
+    """An unlabeled item of the bin with the fewest labeled items, found from a pseudo-random
+    point of the bin (it moves with the labeler's label count, so a reload shows the same item)
+    along the (tenant, main vote) index."""
     column = _main_vote(kind)
-    rows = progress(tenant, labeler, kind).bins
-    ids = items(tenant, kind).model.objects.filter(tenant=tenant).order_by("pk").values_list("pk", flat=True)
-    low, high = ids.first(), ids.last()
-    if low is None:
-        return None
     done = Label.objects.filter(tenant=tenant, labeler=labeler).count()
-    pivot = low + (done * 7919 + labeler.pk * 104729) % (high - low + 1)
-    for row in sorted((r for r in rows if r.items > r.labeled), key=lambda r: (r.labeled, r.index)):
-        in_bin = fresh.filter(**{f"{column}__gte": row.index / BINS})
+    share = ((done * 7919 + labeler.pk * 104729) % 1000) / 1000
+    for row in sorted(
+        (r for r in progress(tenant, labeler, kind).bins if r.items > r.labeled),
+        key=lambda r: (r.labeled, r.index),
+    ):
+        low, high = row.index / BINS, (row.index + 1) / BINS
+        in_bin = fresh.filter(**{f"{column}__gte": low})
         if row.index < BINS - 1:
-            in_bin = in_bin.filter(**{f"{column}__lt": (row.index + 1) / BINS})
+            in_bin = in_bin.filter(**{f"{column}__lt": high})
+        pivot = low + share * (high - low)
+        ids = in_bin.values_list("pk", flat=True)
         pick = (
-            in_bin.filter(pk__gte=pivot).order_by("pk").values_list("pk", flat=True).first()
-            or in_bin.filter(pk__lt=pivot).order_by("pk").values_list("pk", flat=True).first()
+            ids.filter(**{f"{column}__gte": pivot}).order_by(column, "pk").first()
+            or ids.filter(**{f"{column}__lt": pivot}).order_by(f"-{column}", "-pk").first()
         )
         if pick:
             return pick
@@ -278,8 +298,9 @@ def _checked(ref: ItemRef, outcome: str, alternatives, note: str) -> dict:
     if unknown:
         raise LabelError(f"alternative(s) {', '.join(map(repr, unknown))} not among {', '.join(allowed)}")
     note = (note or "").strip()
-    if len(note) > NOTE_MAX:
-        raise LabelError(f"the note is {len(note)} characters; at most {NOTE_MAX}")
+    problem = textlimits.too_long(note, NOTE_MAX)
+    if problem:
+        raise LabelError(f"the note {problem}")
     return {"outcome": outcome, "alternatives": sorted(set(alternatives) - {outcome}), "note": note or None}
 
 
@@ -351,22 +372,12 @@ class Progress:
 
 
 def progress(tenant: Tenant, labeler, kind: str) -> Progress:
-    """Items per bin (counted over every item, cached a minute or until a vote arrives), and
-    labeled items per bin (counted from the labels, which are few beside the votes)."""
-    newest = (
-        items(tenant, kind).model.objects.filter(tenant=tenant).order_by("-pk").values_list("pk", flat=True)
-    )
-    key = f"label-bins:{tenant.pk}:{kind}:{newest.first()}"  # a new vote makes a new key
+    """Votes per bin (every vote in the range, counted along the (tenant, main vote) index and
+    kept a minute), and labeled items per bin (counted from the labels, few beside the votes)."""
+    key = f"label-bins:{tenant.pk}:{kind}"
     totals = cache.get(key)
     if totals is None:
-        totals = {
-            int(row["bin"]): row["n"]
-            for row in items(tenant, kind)
-            .annotate(bin=_bin(kind))
-            .values("bin")
-            .annotate(n=Count("pk"))
-            .order_by()
-        }
+        totals = _votes_per_bin(tenant, kind)
         cache.set(key, totals, ITEM_COUNTS_SECONDS)
     target = _target(kind)
     vote = f"{target}__{_main_vote(kind)}"
@@ -404,6 +415,21 @@ def progress(tenant: Tenant, labeler, kind: str) -> Progress:
         last_hour=mine.filter(created_at__gte=timezone.now() - timedelta(hours=1)).count(),
         by_labeler=by_labeler.most_common(),
     )
+
+
+def _votes_per_bin(tenant: Tenant, kind: str) -> dict[int, int]:
+    """One pass over the tenant's votes, ten filtered counts; not a GROUP BY over the joined
+    rows `items()` reads: an item whose evidence was erased since still counts here (the bins'
+    sizes, not what is left to label)."""
+    column = _main_vote(kind)
+    ranges = {}
+    for index in range(BINS):
+        in_bin = Q(**{f"{column}__gte": index / BINS})
+        if index < BINS - 1:
+            in_bin &= Q(**{f"{column}__lt": (index + 1) / BINS})
+        ranges[f"bin{index}"] = Count("pk", filter=in_bin)
+    counts = items(tenant, kind).model.objects.filter(tenant=tenant).aggregate(**ranges)
+    return {index: counts[f"bin{index}"] for index in range(BINS)}
 
 
 # --- agreement, disagreements and the gold set ---------------------------------------------------
@@ -496,6 +522,13 @@ def labeler_agreement(tenant: Tenant, kind: str, *, names: dict[int, str]) -> La
 def disputes(tenant: Tenant, kind: str) -> list[ItemLabels]:
     """Items where labelers disagree and no lead has ruled yet, oldest first."""
     return [entry for entry in labeled_items(tenant, kind) if entry.disputed and entry.ruling is None]
+
+
+def with_items(tenant: Tenant, kind: str, entries: list[ItemLabels]) -> list[tuple[ItemLabels, object]]:
+    """Each entry with its item, in one query; an item whose evidence was erased since is left out."""
+    related = ("memory", "event") if kind == VERDICT else ("source_event",)
+    found = items(tenant, kind).select_related(*related).in_bulk([entry.ref.pk for entry in entries])
+    return [(entry, found[entry.ref.pk]) for entry in entries if entry.ref.pk in found]
 
 
 def adjudicate(tenant: Tenant, lead, ref: ItemRef, *, outcome: str, alternatives=(), note: str = "") -> Label:

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from memory_review.assessments.models import Disposition
 
-from .labeling import CONFLICT, OUT_OF_SCOPE, UNSUPPORTED
+from .labeling import CONFLICT, OUT_OF_SCOPE, PROMOTE, UNSUPPORTED
 
 BINS = 10
 SCHEME = f"{BINS} equal-width bins over [0, 1]; a probability of exactly 1 falls in the last"
@@ -26,8 +26,10 @@ TRUTH: dict[str, tuple[frozenset[str] | None, frozenset[str]]] = {
     "partial": (frozenset(_KILLED), frozenset({_D.PARTIAL})),
     "hypothetical": (None, frozenset({_D.HYPOTHETICAL})),
     "directive": (None, frozenset({_D.DIRECTIVE})),
-    "supported": (None, frozenset({"promote", OUT_OF_SCOPE, CONFLICT})),
-    "scope_fits": (None, frozenset({"promote", UNSUPPORTED, CONFLICT})),
+    # A label names one reason: "wrong scope" says nothing of support, "unsupported" nothing of
+    # scope, "conflict" nothing of either.
+    "supported": (frozenset({PROMOTE, UNSUPPORTED}), frozenset({PROMOTE})),
+    "scope_fits": (frozenset({PROMOTE, OUT_OF_SCOPE}), frozenset({PROMOTE})),
     "conflict": (None, frozenset({CONFLICT})),
 }
 VERDICT_QUESTIONS = ("bears", "still_true", "replaces", "partial", "hypothetical", "directive")
@@ -42,8 +44,8 @@ MEANING = {
     "or contradicted",
     "hypothetical": "the event is hypothetical: labeled so, out of every label",
     "directive": "the event is an instruction: labeled so, out of every label",
-    "supported": "the source supports it: any label but unsupported",
-    "scope_fits": "the scope fits: any label but wrong scope",
+    "supported": "the source supports it: labeled promote, out of those labeled promote or unsupported",
+    "scope_fits": "the scope fits: labeled promote, out of those labeled promote or wrong scope",
     "conflict": "it conflicts with a memory: labeled conflict",
 }
 

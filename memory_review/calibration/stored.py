@@ -11,7 +11,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from memory_review.assessments.models import Verdict
+from memory_review.assessments.models import Assessment, Verdict
 from memory_review.assessments.policy import Thresholds
 from memory_review.tenancy.models import Tenant
 
@@ -39,6 +39,7 @@ def replay_stored(
     out = StoredReplay()
     rows = (
         Verdict.objects.filter(tenant=tenant, bears__isnull=False, still_true__isnull=False)
+        .exclude(assessment__model_name=Assessment.REPLAYED_MODEL)  # copies: each vote counts once
         .order_by("pk")
         .values_list("pk", "memory_id", *Verdict.VOTE_NAMES)
     )

@@ -112,3 +112,42 @@ def test_the_screens_list_queue_and_explain(client, guideline, lead, labeler):
     response = client.post(f"/t/acme/memories/{rule.pk}/reassess/", {"how": "reassess"})
     page = client.get(response["Location"]).content.decode()
     assert "Why it ran:" in page and "2 live memories rest on it" in page
+
+
+def adopt_wider(acme, policy, **changes) -> PolicyVersion:
+    PolicyVersion.objects.filter(pk=policy.pk).update(mode="retired")
+    return PolicyVersion.objects.create(
+        tenant=acme, number=2, mode="active", created_by="test",
+        thresholds={**policy.thresholds, "margin": 0.0, "contradict_max": 0.45, **changes},
+    )  # fmt: skip
+
+
+def test_deciding_again_never_undoes_what_a_person_decided_since_the_vote(acme, policy, lead):
+    memory = flagged(acme, policy, still_true=0.40)  # uncertain under v1: sent to review
+    transition(obj=memory, action="approve", actor=Actor.user(lead), reason="checked", seen_version=2)
+    wider = adopt_wider(acme, policy)  # 0.40 would now contradict
+    done = reassessment.redecide(acme, wider, actor=Actor.user(lead))
+    (verdict,) = done.verdicts.all()
+    assert (verdict.disposition, verdict.applied) == ("contradicted", False)
+    assert Memory.objects.get(pk=memory.pk).status == "active"  # the reviewer's approval stands
+
+
+def test_votes_from_a_review_only_source_are_not_decided_again(acme, policy, lead):
+    flagged(acme, policy, still_true=0.40)  # its event's source is chat
+    wider = adopt_wider(acme, policy, review_only_sources=["chat"])
+    assert reassessment.redecided(acme, wider) == []
+
+
+def test_replayed_copies_are_neither_labeled_nor_replayed_as_votes_of_their_own(acme, policy, lead, labeler):
+    from memory_review.assessments.policy import DEFAULTS
+    from memory_review.calibration import labeling
+    from memory_review.calibration.labeling import ItemRef
+    from memory_review.calibration.stored import replay_stored
+
+    memory = flagged(acme, policy, still_true=0.40)
+    original = Verdict.objects.get(memory=memory)
+    reassessment.redecide(acme, adopt_wider(acme, policy), actor=Actor.user(lead))
+    assert Verdict.objects.filter(memory=memory).count() == 2
+    assert list(labeling.items(acme, "verdict").values_list("pk", flat=True)) == [original.pk]
+    assert replay_stored(acme, active=DEFAULTS, candidate=DEFAULTS).verdicts == 1
+    assert labeling.next_item(acme, labeler, "verdict", policy=DEFAULTS) == ItemRef("verdict", original.pk)

@@ -149,10 +149,11 @@ def test_the_calibration_page_shows_the_active_policy_reliability_and_the_sweep(
     assert json.loads(figure)["data"]
 
 
-def test_a_replay_set_goes_out_and_a_bad_one_comes_in_with_nothing_kept(client, votes, labeler):
+def test_a_replay_set_goes_out_and_a_bad_one_comes_in_with_nothing_kept(client, votes, labeler, lead):
     label_all(votes, labeler)
-    client.force_login(labeler)
+    client.force_login(lead)
     exported = b"".join(client.get("/t/acme/calibration/replay-set.jsonl").streaming_content)
+    client.force_login(labeler)
     assert len(exported.splitlines()) == 4
 
     good = SimpleUploadedFile("outside.jsonl", exported, content_type="application/x-ndjson")
@@ -244,3 +245,56 @@ def test_the_disagreements_page_sets_both_policies_against_the_labels(client, vo
     # Gold: confirmed, contradicted, contradicted, confirmed. Active: confirmed, superseded,
     # contradicted, uncertain (2 agree); the shadow said confirmed throughout (2 agree).
     assert section.count("(2 of 4)") == 2
+
+
+def test_garbage_and_overlong_input_is_refused_by_name_and_writes_nothing(
+    client, votes, labeler, lead, admin
+):
+    client.force_login(labeler)
+    assert client.post("/t/acme/labels/record/", {"item": "v²", "outcome": "confirmed"}).status_code == 302
+    assert client.post("/t/acme/labels/skip/", {"item": "v²"}, **HTMX).status_code == 400
+    assert client.get("/t/acme/calibration/", {"set": "²"}).status_code == 200
+    emoji_note = {"item": f"v{votes[0].pk}", "outcome": "confirmed", "note": "😀" * 300}  # 600 UTF-16 units
+    answered = client.post("/t/acme/labels/record/", emoji_note, **HTMX)
+    assert answered.status_code == 400 and "the note is 600 characters long as the database counts them" in (
+        answered.content.decode()
+    )
+    assert not Label.objects.exists()
+
+    from memory_review.calibration import adoption
+
+    tenant = votes[0].tenant
+    proposal = adoption.propose(
+        tenant, lead, thresholds=labeling.active_policy(tenant)[1], mode="shadow", reason="try", evidence={}
+    )
+    client.force_login(admin)
+    client.post(f"/t/acme/policies/{proposal.pk}/adopt/", {"note": "x" * 1001})
+    assert PolicyProposal.objects.get().outcome is None and PolicyVersion.objects.count() == 1
+
+
+def test_a_labeler_never_sees_others_answers_before_their_own(
+    client, votes, labeler, reviewer, lead, auditor
+):
+    tenant, item = votes[0].tenant, ItemRef("verdict", votes[1].pk)
+    labeling.record(tenant, lead, item, outcome="superseded")
+    labeling.record(tenant, reviewer, item, outcome="contradicted")
+    client.force_login(labeler)
+    assert client.get("/t/acme/calibration/replay-set.jsonl").status_code == 403
+    agreement = client.get("/t/acme/labels/agreement/").content.decode()
+    assert "Awaiting a ruling: 1" in agreement and "superseded</strong>" not in agreement
+    client.force_login(auditor)
+    assert client.get("/t/acme/calibration/replay-set.jsonl").status_code == 200
+
+
+def test_the_agreement_page_leaves_out_a_disputed_item_whose_evidence_was_erased(
+    client, votes, labeler, reviewer, lead
+):
+    from memory_review.memories.models import Memory
+
+    tenant, item = votes[0].tenant, ItemRef("verdict", votes[1].pk)
+    labeling.record(tenant, labeler, item, outcome="superseded")
+    labeling.record(tenant, reviewer, item, outcome="contradicted")
+    Memory.objects.filter(pk=votes[1].memory_id).update(deleted_at="2026-01-01T00:00Z")
+    client.force_login(lead)
+    page = client.get("/t/acme/labels/agreement/")
+    assert page.status_code == 200 and f'id="dispute-{item.key}"' not in page.content.decode()

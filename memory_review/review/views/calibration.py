@@ -9,12 +9,13 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_POST
 
+from memory_review import textlimits
 from memory_review.calibration import evidence, labeling
 from memory_review.calibration.models import ReplaySet
 from memory_review.calibration.replay import ReplayError, load_cases
 
 from .. import calibration_page
-from ..access import require_labeler
+from ..access import require_auditor, require_labeler
 from .base import page, tenant_view
 
 IMPORT_MAX_BYTES = 20 * 1024 * 1024
@@ -26,7 +27,8 @@ def calibration(request: HttpRequest, membership) -> HttpResponse:
     tenant = membership.tenant
     version, policy = labeling.active_policy(tenant)
     sets = ReplaySet.objects.for_tenant(tenant).order_by("-created_at")
-    chosen = sets.filter(pk=request.GET["set"]).first() if request.GET.get("set", "").isdigit() else None
+    wanted = request.GET.get("set", "")
+    chosen = sets.filter(pk=int(wanted)).first() if wanted.isascii() and wanted.isdigit() else None
     return page(
         request,
         membership,
@@ -42,7 +44,10 @@ def calibration(request: HttpRequest, membership) -> HttpResponse:
 @require_GET
 @tenant_view
 def replay_set_export(request: HttpRequest, membership) -> HttpResponse:
-    """The gold verdicts as replay-set JSONL, for `manage.py calibrate` or another deployment."""
+    """The gold verdicts as replay-set JSONL, for `manage.py calibrate` or another deployment.
+    Leads, admins and auditors: it holds every labeler's answers, which a labeler sees only for
+    what they labeled themselves."""
+    require_auditor(membership)
     tenant = membership.tenant
     response = StreamingHttpResponse(evidence.replay_set_lines(tenant), content_type="application/x-ndjson")
     stamp = timezone.now().strftime("%Y%m%d-%H%M")
@@ -77,7 +82,7 @@ def replay_set_import(request: HttpRequest, membership) -> HttpResponse:
     else:
         kept = ReplaySet.objects.create(
             tenant=membership.tenant,
-            name=upload.name[:200],
+            name=textlimits.fit(upload.name, 200),
             content=text,
             cases=len(cases),
             imported_by=request.user,

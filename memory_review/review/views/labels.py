@@ -169,18 +169,17 @@ def label_agreement(request: HttpRequest, membership) -> HttpResponse:
     for kind, title in KIND_NAMES.items():
         disputed = labeling.disputes(tenant, kind)
         names = _labeler_names(tenant, kind)
+        # The answers on a disputed item are for the lead who rules on it: a labeler who has not
+        # labeled it yet would otherwise see them before giving their own.
+        shown = labeling.with_items(tenant, kind, disputed[:100]) if membership.can_lead else []
         sections.append(
             {
                 "kind": kind,
                 "title": title,
                 "agreement": labeling.labeler_agreement(tenant, kind, names=names),
                 "disputes": [
-                    (
-                        entry,
-                        labeling.get_item(tenant, entry.ref),
-                        [(names[x.labeler_id], x) for x in entry.labels],
-                    )
-                    for entry in disputed[:100]
+                    (entry, item, [(names[label.labeler_id], label) for label in entry.labels])
+                    for entry, item in shown
                 ],
                 "disputed": len(disputed),
                 "outcomes": labeling.OUTCOMES[kind],
