@@ -26,7 +26,7 @@ DANA = "cust-4821"
 
 @pytest.fixture
 def demo():
-    call_command("seed_demo", verbosity=0)
+    call_command("seed_demo", "--no-history", verbosity=0)
     return Tenant.objects.get(slug="acme")
 
 

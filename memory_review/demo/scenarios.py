@@ -1859,8 +1859,9 @@ class SeedReport:
         )
 
 
-def seed_demo(*, tenant_slugs: Iterable[str] | None = None) -> SeedReport:
-    """Create the demo users and tenants, and seed each tenant that has no evidence yet."""
+def seed_demo(*, tenant_slugs: Iterable[str] | None = None, history: bool = True) -> SeedReport:
+    """Create the demo users and tenants, and seed each tenant that has no evidence yet;
+    `history`: with the labeled past calibration reads (demo/history.py)."""
     wanted = set(tenant_slugs) if tenant_slugs else {spec.slug for spec in TENANTS}
     unknown = wanted - {spec.slug for spec in TENANTS}
     if unknown:
@@ -1879,7 +1880,7 @@ def seed_demo(*, tenant_slugs: Iterable[str] | None = None) -> SeedReport:
             tenant = Tenant.objects.select_for_update().get(pk=tenants[spec.slug].pk)
             seeded = not SourceEvent.objects.for_tenant(tenant).exists()
             if seeded:
-                _TenantSeeder(tenant, spec, users=users).run()
+                _TenantSeeder(tenant, spec, users=users, history=history).run()
         report.tenants.append(_tenant_report(tenant, seeded=seeded))
     return report
 
@@ -1929,10 +1930,11 @@ def _ensure_memberships(users: dict, tenants: dict[str, Tenant], report: SeedRep
 class _TenantSeeder:
     """Plays one tenant's stories, step by step, through the product's services."""
 
-    def __init__(self, tenant: Tenant, spec: TenantSeed, *, users: dict) -> None:
+    def __init__(self, tenant: Tenant, spec: TenantSeed, *, users: dict, history: bool = True) -> None:
         self.tenant = tenant
         self.spec = spec
         self.users = users
+        self.history = history
         self.lead = Actor.user(users[spec.lead])
         self.now = timezone.now()
         self.shadow: PolicyVersion | None = None
@@ -1957,7 +1959,7 @@ class _TenantSeeder:
             Act: self._act,
             Propose: self._propose,
         }
-        if self.spec.labelers:
+        if self.spec.labelers and self.history:
             # Months of judged, reviewed and labeled votes before the stories begin.
             HistorySeeder(
                 self.tenant, users=self.users, labelers=list(self.spec.labelers), lead=self.spec.lead,

@@ -41,6 +41,15 @@ def chromium(width: int = 1280, height: int = 1000, *, phone: bool = False):
 
 @pytest.fixture
 def demo(db):
+    """The demo's stories; its labeled history (months of calibration data) only where a test
+    asks for `demo_with_history`: it doubles the time a seed takes."""
+    from django.core.management import call_command
+
+    call_command("seed_demo", "--no-history", verbosity=0)
+
+
+@pytest.fixture
+def demo_with_history(db):
     from django.core.management import call_command
 
     call_command("seed_demo", verbosity=0)

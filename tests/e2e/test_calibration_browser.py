@@ -52,7 +52,9 @@ def wait_until_not(browser, item: str) -> str:
     return WebDriverWait(browser, 10).until(moved)
 
 
-def test_a_labeler_labels_undoes_skips_and_notes_with_the_keyboard_alone(browser, live_server, demo):
+def test_a_labeler_labels_undoes_skips_and_notes_with_the_keyboard_alone(
+    browser, live_server, demo_with_history
+):
     from django.contrib.auth import get_user_model
     from selenium.webdriver.common.by import By
     from selenium.webdriver.common.keys import Keys
@@ -96,7 +98,7 @@ def test_a_labeler_labels_undoes_skips_and_notes_with_the_keyboard_alone(browser
     assert console_errors(browser) == []
 
 
-def test_the_calibration_page_draws_every_chart_for_the_demo(browser, live_server, demo):
+def test_the_calibration_page_draws_every_chart_for_the_demo(browser, live_server, demo_with_history):
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait
 

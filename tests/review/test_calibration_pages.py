@@ -284,6 +284,7 @@ def test_a_labeler_never_sees_others_answers_before_their_own(
     assert "Awaiting a ruling: 1" in agreement and "superseded</strong>" not in agreement
     client.force_login(auditor)
     assert client.get("/t/acme/calibration/replay-set.jsonl").status_code == 200
+    assert "superseded</strong>" in client.get("/t/acme/labels/agreement/").content.decode()
 
 
 def test_the_agreement_page_leaves_out_a_disputed_item_whose_evidence_was_erased(

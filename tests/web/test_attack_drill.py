@@ -25,7 +25,7 @@ def test_the_drill_finds_no_leak_no_5xx_and_no_write_from_a_refused_request(live
     from attack_drill import run_drill
 
     settings.JEV_STANDIN_URL = "http://127.0.0.1:9"  # no Jev: /readyz says so, and nothing needs it
-    call_command("seed_demo", verbosity=0)
+    call_command("seed_demo", "--no-history", verbosity=0)
 
     findings, summary = run_drill(live_server.url, size="small")
 

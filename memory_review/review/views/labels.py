@@ -163,15 +163,16 @@ def _after(request: HttpRequest, membership, kind: str, *, show: str | None = No
 @require_GET
 @tenant_view
 def label_agreement(request: HttpRequest, membership) -> HttpResponse:
-    require_labeler(membership)
+    if not membership.can_audit:  # auditors read it; labelers, reviewers, leads and admins too
+        require_labeler(membership)
     tenant = membership.tenant
     sections = []
     for kind, title in KIND_NAMES.items():
         disputed = labeling.disputes(tenant, kind)
         names = _labeler_names(tenant, kind)
-        # The answers on a disputed item are for the lead who rules on it: a labeler who has not
-        # labeled it yet would otherwise see them before giving their own.
-        shown = labeling.with_items(tenant, kind, disputed[:100]) if membership.can_lead else []
+        # The answers on a disputed item are for the lead who rules on it and the auditor who
+        # reads: a labeler who has not labeled it yet would otherwise see them before their own.
+        shown = labeling.with_items(tenant, kind, disputed[:100]) if membership.can_audit else []
         sections.append(
             {
                 "kind": kind,
