@@ -20,3 +20,8 @@ STATIC_ROOT.mkdir(parents=True, exist_ok=True)
 # Tasks queued by the suite (a transactional test's on_commit) stay in this process: never on a
 # Redis a developer's demo worker reads. The worker drills bring their own broker (TEST_BROKER_URL).
 CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", "memory://")  # the worker drills set theirs
+
+# Django's advice for test suites: a fast hasher. PBKDF2's million rounds cost 0.47 s a user on
+# this machine, and the suite makes hundreds (every fixture user, six per demo seed). Production
+# keeps Django's default hashers (memory_review/settings.py sets none).
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
