@@ -108,12 +108,13 @@ def test_disagreement_waits_for_a_ruling_which_wins_and_keeps_both_answers(acme,
     labeling.record(acme, labeler, item, outcome="superseded")
     labeling.record(acme, lead, item, outcome="contradicted", alternatives=["superseded"])
     (disputed,) = labeling.disputes(acme, VERDICT)
+    assert labeling.dispute_count(acme, VERDICT) == 1
     assert disputed.gold is None
     cases, counts = evidence.verdict_cases(acme)
     assert cases == [] and counts.awaiting_ruling == 1
 
     labeling.adjudicate(acme, lead, item, outcome="superseded", alternatives=["contradicted"], note="re-read")
-    assert labeling.disputes(acme, VERDICT) == []
+    assert labeling.disputes(acme, VERDICT) == [] and labeling.dispute_count(acme, VERDICT) == 0
     (case,), counts = evidence.verdict_cases(acme)
     assert (case.id, case.expected, case.lenient, counts.gold) == (
         f"v{item.pk}",
@@ -146,7 +147,8 @@ def test_agreement_between_labelers_with_cohen_per_pair_and_fleiss_over_all(
     found = labeling.labeler_agreement(acme, VERDICT, names={labeler.pk: "L", lead.pk: "M", reviewer.pk: "R"})
     assert (found.items, found.unanimous, found.rate) == (4, 2, 0.5)
     expected = fleiss_kappa(Counter(filter(None, said)) for said in answers.values())
-    assert found.fleiss == pytest.approx(expected)
+    # By hand: P_i = 1, 1/3, 0, 1 (mean 7/12); shares 4, 2, 3, 1 of 10 ratings: P_e = 0.30.
+    assert found.fleiss == pytest.approx(expected) == pytest.approx((7 / 12 - 0.30) / 0.70)
     pairs = {(a, b): pair for a, b, pair in found.pairs}
     assert (pairs[("L", "M")].n, pairs[("L", "M")].agreed) == (4, 3)
     assert (pairs[("L", "R")].n, pairs[("M", "R")].agreed) == (2, 1)
@@ -172,7 +174,7 @@ def test_progress_per_labeler_and_per_bin(acme, policy, labeler, lead):
     by_bin = {row.index: (row.items, row.labeled, row.mine) for row in progress.bins}
     assert by_bin[0] == (1, 1, 1) and by_bin[5] == (1, 0, 0) and by_bin[9] == (1, 1, 0)  # 1.0 is in the last
     assert (progress.items, progress.labeled, progress.mine, progress.last_hour) == (3, 2, 1, 1)
-    assert dict(progress.by_labeler) == {"acme-labeler": 1, "acme-lead": 1}
+    assert {person.username: n for person, n in progress.by_labeler} == {"acme-labeler": 1, "acme-lead": 1}
 
 
 def test_candidates_are_labeled_with_what_should_have_been_done(acme, policy, labeler):

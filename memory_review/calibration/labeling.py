@@ -16,6 +16,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from datetime import timedelta
 
+from django.contrib.auth import get_user_model
 from django.core.cache import cache
 from django.db import transaction
 from django.db.models import Count, Exists, F, FloatField, OuterRef, Q, QuerySet, Value
@@ -163,12 +164,9 @@ def _gap(kind: str, policy: Thresholds):
     )  # fmt: skip
 
 
-def _bin(kind: str):
-    return Least(Floor(F(_main_vote(kind)) * BINS), Value(BINS - 1.0), output_field=FloatField())
-
-
-def bin_of(value: float) -> int:
-    return min(int(value * BINS), BINS - 1)
+def _bin(vote: str):
+    """Which of the BINS bins a vote (a field path) falls in, in SQL; 1.0 is in the last."""
+    return Least(Floor(F(vote) * BINS), Value(BINS - 1.0), output_field=FloatField())
 
 
 def bin_name(index: int) -> str:
@@ -195,11 +193,10 @@ def next_item(tenant: Tenant, labeler, kind: str, *, skipped=(), policy: Thresho
     fresh = (
         items(tenant, kind).exclude(pk__in=skipped).annotate(labeled=Exists(labeled)).filter(labeled=False)
     )
-    turns = (_near, _in_emptiest_bin)
-    if Label.objects.filter(tenant=tenant, labeler=labeler, **{f"{target}__isnull": False}).count() % 2:
-        turns = turns[::-1]
-    for pick in turns:
-        found = pick(fresh, tenant, labeler, kind, policy)
+    done = Label.objects.filter(tenant=tenant, labeler=labeler, **{f"{target}__isnull": False}).count()
+    turns = [lambda: _near(fresh, kind, policy), lambda: _in_emptiest_bin(fresh, tenant, labeler, kind, done)]
+    for pick in turns[::-1] if done % 2 else turns:
+        found = pick()
         if found is not None:
             return ItemRef(kind, found)
     return None
@@ -219,13 +216,17 @@ def _second_opinion(tenant: Tenant, labeler, kind: str, skipped: list[int]) -> i
         .order_by(column)
         .values_list(column, flat=True)
     )
-    for pk in waiting[:20]:  # one whose evidence was erased since is passed over
-        if items(tenant, kind).filter(pk=pk).exists():
-            return pk
-    return None
+    # One whose evidence was erased since is passed over.
+    return (
+        items(tenant, kind)
+        .filter(pk__in=list(waiting[:20]))
+        .order_by("pk")
+        .values_list("pk", flat=True)
+        .first()
+    )
 
 
-def _near(fresh: QuerySet, tenant, labeler, kind: str, policy: Thresholds) -> int | None:
+def _near(fresh: QuerySet, kind: str, policy: Thresholds) -> int | None:
     """The unlabeled item nearest an edge of the policy, within NEAR of it. Widening bands, so a
     tenant with a million votes sorts the few nearest, not every vote within NEAR."""
     if kind == VERDICT:
@@ -250,15 +251,14 @@ def _near(fresh: QuerySet, tenant, labeler, kind: str, policy: Thresholds) -> in
     return None
 
 
-def _in_emptiest_bin(fresh: QuerySet, tenant, labeler, kind: str, policy: Thresholds) -> int | None:
+def _in_emptiest_bin(fresh: QuerySet, tenant, labeler, kind: str, done: int) -> int | None:
     """An unlabeled item of the bin with the fewest labeled items, found from a pseudo-random
-    point of the bin (it moves with the labeler's label count, so a reload shows the same item)
-    along the (tenant, main vote) index."""
+    point of the bin (it moves with the labeler's label count, `done`, so a reload shows the
+    same item) along the (tenant, main vote) index."""
     column = _main_vote(kind)
-    done = Label.objects.filter(tenant=tenant, labeler=labeler).count()
     share = ((done * 7919 + labeler.pk * 104729) % 1000) / 1000
     for row in sorted(
-        (r for r in progress(tenant, labeler, kind).bins if r.items > r.labeled),
+        (r for r in bins(tenant, labeler, kind) if r.items > r.labeled),
         key=lambda r: (r.labeled, r.index),
     ):
         low, high = row.index / BINS, (row.index + 1) / BINS
@@ -360,7 +360,7 @@ class Progress:
     bins: list[BinProgress]
     mine: int  # this labeler's labels in force
     last_hour: int
-    by_labeler: list[tuple[str, int]]  # (name, labels in force), most first
+    by_labeler: list[tuple[object, int]]  # (person, labels in force), most first
 
     @property
     def items(self) -> int:
@@ -372,6 +372,20 @@ class Progress:
 
 
 def progress(tenant: Tenant, labeler, kind: str) -> Progress:
+    labels = active_labels(tenant, kind).filter(adjudicated=False)
+    counts = dict(labels.values_list("labeler").annotate(n=Count("pk")).order_by())
+    people = get_user_model().objects.in_bulk(list(counts))
+    mine = labels.filter(labeler=labeler)
+    return Progress(
+        kind=kind,
+        bins=bins(tenant, labeler, kind),
+        mine=counts.get(labeler.pk, 0),
+        last_hour=mine.filter(created_at__gte=timezone.now() - timedelta(hours=1)).count(),
+        by_labeler=sorted(((people[pk], n) for pk, n in counts.items()), key=lambda pair: -pair[1]),
+    )
+
+
+def bins(tenant: Tenant, labeler, kind: str) -> list[BinProgress]:
     """Votes per bin (every vote in the range, counted along the (tenant, main vote) index and
     kept a minute), and labeled items per bin (counted from the labels, few beside the votes)."""
     key = f"label-bins:{tenant.pk}:{kind}"
@@ -383,7 +397,7 @@ def progress(tenant: Tenant, labeler, kind: str) -> Progress:
     vote = f"{target}__{_main_vote(kind)}"
     labels = active_labels(tenant, kind).filter(adjudicated=False)
     per_bin = (
-        labels.annotate(bin=Least(Floor(F(vote) * BINS), Value(BINS - 1.0), output_field=FloatField()))
+        labels.annotate(bin=_bin(vote))
         .values("bin")
         .annotate(
             labeled=Count(target, distinct=True),
@@ -392,7 +406,7 @@ def progress(tenant: Tenant, labeler, kind: str) -> Progress:
         .order_by()
     )
     found = {int(row["bin"]): row for row in per_bin if row["bin"] is not None}
-    bins = [
+    return [
         BinProgress(
             i,
             max(totals.get(i, 0), found.get(i, {}).get("labeled", 0)),
@@ -401,20 +415,6 @@ def progress(tenant: Tenant, labeler, kind: str) -> Progress:
         )
         for i in range(BINS)
     ]
-    by_labeler = Counter()
-    for row in labels.values("labeler__username", "labeler__first_name", "labeler__last_name").annotate(
-        n=Count("pk")
-    ):
-        name = f"{row['labeler__first_name']} {row['labeler__last_name']}".strip() or row["labeler__username"]
-        by_labeler[name] += row["n"]
-    mine = labels.filter(labeler=labeler)
-    return Progress(
-        kind=kind,
-        bins=bins,
-        mine=mine.count(),
-        last_hour=mine.filter(created_at__gte=timezone.now() - timedelta(hours=1)).count(),
-        by_labeler=by_labeler.most_common(),
-    )
 
 
 def _votes_per_bin(tenant: Tenant, kind: str) -> dict[int, int]:
@@ -494,11 +494,16 @@ class LabelerAgreement:
         return self.unanimous / self.items if self.items else None
 
 
-def labeler_agreement(tenant: Tenant, kind: str, *, names: dict[int, str]) -> LabelerAgreement:
+def labeler_agreement(
+    tenant: Tenant, kind: str, *, names: dict[int, str], entries: list[ItemLabels] | None = None
+) -> LabelerAgreement:
     """How far labelers agree: the share of items where all agree, Fleiss' kappa over every item
-    with two labels or more, and Cohen's kappa for each pair of labelers."""
+    with two labels or more, and Cohen's kappa for each pair of labelers. `entries`: the
+    labeled items when the caller has read them already."""
     order = [value for value, _ in OUTCOMES[kind]]
-    multi = [entry for entry in labeled_items(tenant, kind) if len(entry.labels) >= 2]
+    if entries is None:
+        entries = labeled_items(tenant, kind)
+    multi = [entry for entry in entries if len(entry.labels) >= 2]
     by_pair: dict[tuple[int, int], Counter] = defaultdict(Counter)
     for entry in multi:
         answers = {label.labeler_id: label.outcome for label in entry.labels}
@@ -519,9 +524,27 @@ def labeler_agreement(tenant: Tenant, kind: str, *, names: dict[int, str]) -> La
     )
 
 
-def disputes(tenant: Tenant, kind: str) -> list[ItemLabels]:
+def disputes(tenant: Tenant, kind: str, *, entries: list[ItemLabels] | None = None) -> list[ItemLabels]:
     """Items where labelers disagree and no lead has ruled yet, oldest first."""
-    return [entry for entry in labeled_items(tenant, kind) if entry.disputed and entry.ruling is None]
+    if entries is None:
+        entries = labeled_items(tenant, kind)
+    return [entry for entry in entries if entry.disputed and entry.ruling is None]
+
+
+def dispute_count(tenant: Tenant, kind: str) -> int:
+    """How many `disputes()` there are, counted in the database (the labeling page shows it to a
+    lead after every label: reading every label for it would grow with the labels)."""
+    column = f"{_target(kind)}_id"
+    return (
+        active_labels(tenant, kind)
+        .values(column)
+        .annotate(
+            outcomes=Count("outcome", distinct=True, filter=Q(adjudicated=False)),
+            rulings=Count("pk", filter=Q(adjudicated=True)),
+        )
+        .filter(outcomes__gt=1, rulings=0)
+        .count()
+    )
 
 
 def with_items(tenant: Tenant, kind: str, entries: list[ItemLabels]) -> list[tuple[ItemLabels, object]]:

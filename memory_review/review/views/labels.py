@@ -34,18 +34,18 @@ def _last_key(membership) -> str:
 
 def _panel(request: HttpRequest, membership, kind: str, *, show: str | None = None, status: int = 200):
     tenant, me = membership.tenant, request.user
-    _, policy = labeling.active_policy(tenant)
-    ref = None
+    ref = item = None
     if show:
         try:
             ref = ItemRef.parse(show)
-            labeling.get_item(tenant, ref)
-            kind = ref.kind
+            item, kind = labeling.get_item(tenant, ref), ref.kind
         except LabelError:
             ref = None
-    if ref is None or any(label.labeler_id == me.pk for label in labeling.labels_of(tenant, ref)):
+    if item is None or any(label.labeler_id == me.pk for label in labeling.labels_of(tenant, ref)):
         skipped = request.session.get(_skips_key(membership, kind), [])
+        _, policy = labeling.active_policy(tenant)
         ref = labeling.next_item(tenant, me, kind, skipped=skipped, policy=policy)
+        item = labeling.get_item(tenant, ref) if ref else None
     return page(
         request,
         membership,
@@ -53,12 +53,12 @@ def _panel(request: HttpRequest, membership, kind: str, *, show: str | None = No
         status=status,
         kind=kind,
         kinds=KIND_NAMES,
-        item=labeling.get_item(tenant, ref) if ref else None,
+        item=item,
         ref=ref,
         outcomes=labeling.OUTCOMES[kind],
         reveal=_reveal(request, membership),
         progress=labeling.progress(tenant, me, kind),
-        disputes=len(labeling.disputes(tenant, kind)) if membership.can_lead else None,
+        disputes=labeling.dispute_count(tenant, kind) if membership.can_lead else None,
     )
 
 
@@ -168,7 +168,8 @@ def label_agreement(request: HttpRequest, membership) -> HttpResponse:
     tenant = membership.tenant
     sections = []
     for kind, title in KIND_NAMES.items():
-        disputed = labeling.disputes(tenant, kind)
+        entries = labeling.labeled_items(tenant, kind)
+        disputed = labeling.disputes(tenant, kind, entries=entries)
         names = _labeler_names(tenant, kind)
         # The answers on a disputed item are for the lead who rules on it and the auditor who
         # reads: a labeler who has not labeled it yet would otherwise see them before their own.
@@ -177,7 +178,7 @@ def label_agreement(request: HttpRequest, membership) -> HttpResponse:
             {
                 "kind": kind,
                 "title": title,
-                "agreement": labeling.labeler_agreement(tenant, kind, names=names),
+                "agreement": labeling.labeler_agreement(tenant, kind, names=names, entries=entries),
                 "disputes": [
                     (entry, item, [(names[label.labeler_id], label) for label in entry.labels])
                     for entry, item in shown
