@@ -63,10 +63,14 @@ class Comparison:
     candidate: Thresholds
     labeled_active: sweep.Score | None
     labeled_candidate: sweep.Score | None
-    gold: int
     stored: StoredReplay
     promotions: CandidateChanges
     cases: list = field(default_factory=list, repr=False)  # the gold set both were scored on
+
+    @property
+    def gold(self) -> int:
+        """Gold-labeled verdicts both policies were scored on."""
+        return len(self.cases)
 
     @property
     def disposition_rows(self) -> list[tuple[str, int, int]]:
@@ -116,7 +120,6 @@ def compare(tenant: Tenant, *, active: Thresholds, candidate: Thresholds) -> Com
         candidate=candidate,
         labeled_active=arrays.score(active) if arrays else None,
         labeled_candidate=arrays.score(candidate) if arrays else None,
-        gold=len(cases),
         stored=replay_stored(tenant, active=active, candidate=candidate),
         promotions=promotion_changes(tenant, active=active, candidate=candidate),
         cases=cases,

@@ -90,22 +90,26 @@ def _counts(entries) -> Labeled:
 
 
 def reliabilities(cases: list[Case], candidates) -> list[reliability.Reliability]:
-    out = []
-    for question in reliability.VERDICT_QUESTIONS:
-        pairs = []
-        for case in cases:
-            yes = reliability.outcome_for(question, case.expected)
-            if yes is not None:
-                pairs.append((case.votes[question], yes))
-        out.append(reliability.reliability(question, pairs))
-    for question in reliability.CANDIDATE_QUESTIONS:
-        pairs = []
-        for case, label in candidates:
-            yes = reliability.outcome_for(question, label)
-            if yes is not None:
-                pairs.append((case.votes[question], yes))
-        out.append(reliability.reliability(question, pairs))
-    return out
+    """Each question's reliability over the cases whose gold label speaks to it."""
+    asked = [
+        (question, [(case.votes, case.expected) for case in cases])
+        for question in reliability.VERDICT_QUESTIONS
+    ]
+    asked += [
+        (question, [(case.votes, label) for case, label in candidates])
+        for question in reliability.CANDIDATE_QUESTIONS
+    ]
+    return [
+        reliability.reliability(
+            question,
+            [
+                (votes[question], yes)
+                for votes, gold in labeled
+                if (yes := reliability.outcome_for(question, gold)) is not None
+            ],
+        )
+        for question, labeled in asked
+    ]
 
 
 @dataclass
@@ -120,6 +124,7 @@ class Invalidation:
 @dataclass
 class Promotion:
     labeled: Labeled
+    pairs: list  # (PromotionCase, the labelers' own outcome), as candidate_cases() gives them
     n: int
     baseline: promotion_sweep.PromotionScore | None
     confusion: dict[tuple[str, str], int]
@@ -147,10 +152,11 @@ def promotion(tenant: Tenant, policy: Thresholds) -> Promotion:
     pairs, labeled = candidate_cases(tenant)
     cases = [case for case, _ in pairs]
     if not cases:
-        return Promotion(labeled, 0, None, {}, None, {})
+        return Promotion(labeled, pairs, 0, None, {}, None, {})
     arrays = promotion_sweep.PromotionCases(cases)
     return Promotion(
         labeled=labeled,
+        pairs=pairs,
         n=len(cases),
         baseline=arrays.score(policy),
         confusion=arrays.confusion(policy),

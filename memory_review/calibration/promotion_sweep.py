@@ -15,6 +15,8 @@ import numpy as np
 
 from memory_review.assessments.policy import Thresholds
 
+from .sweep import CURVE_VALUES
+
 DECISIONS = ("promote", "review", "reject")
 PROMOTE, REVIEW, REJECT = range(3)
 GRID: dict[str, tuple[float, ...]] = {
@@ -24,7 +26,6 @@ GRID: dict[str, tuple[float, ...]] = {
     "promote_margin": (0.0, 0.02, 0.05),
 }
 SWEPT = tuple(GRID)
-CURVE_VALUES = tuple(round(i * 0.05, 2) for i in range(21))
 
 
 @dataclass(frozen=True)

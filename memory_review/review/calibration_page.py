@@ -27,8 +27,7 @@ def build(tenant, policy: Thresholds, *, replay_set: ReplaySet | None = None) ->
     else:
         invalidation = evidence.invalidation(tenant, policy)
     promotion = evidence.promotion(tenant, policy)
-    pairs, _ = evidence.candidate_cases(tenant)
-    reliabilities = evidence.reliabilities(invalidation.cases, pairs)
+    reliabilities = evidence.reliabilities(invalidation.cases, promotion.pairs)
     return {
         "invalidation": invalidation,
         "promotion": promotion,

@@ -123,7 +123,6 @@ def policy_list(request: HttpRequest, membership) -> HttpResponse:
         proposal.proposer_name = display_name(proposal.proposed_by)
         proposal.decider_name = display_name(proposal.decided_by) if proposal.decided_by else None
         proposal.evidence_json = json.dumps(proposal.evidence, indent=2, sort_keys=True)
-        proposal.changed = proposal.evidence.get("changed_thresholds", {})
     return page(
         request,
         membership,
