@@ -90,7 +90,8 @@ def reassess(memory: Memory, *, actor: Actor, enqueue=None) -> Assessment:
             event=event,
             policy=PolicyVersion.objects.for_tenant(memory.tenant).active(),
             question_set_version=q.INVALIDATION_VERSION,
-            reason=f"Reassessment asked by {actor}: memory {memory.pk} ({memory.subject}) is now "
+            # Memories are cited by id, never quoted: an erasure blanks a subject, not this.
+            reason=f"Reassessment asked by {actor}: memory {memory.pk} is now "
             f"{memory.status}, and {_count(len(found))} {'rests' if len(found) == 1 else 'rest'} on it.",
             targets=[m.pk for m in found],
         )
@@ -109,7 +110,8 @@ def send_to_review(memory: Memory, *, actor: Actor) -> int:
                 obj=dependent,
                 action="flag",
                 actor=actor,
-                reason=f"It rests on memory {memory.pk} ({memory.subject}), which is now {memory.status}.",
+                # By id, never quoted: audit rows cannot be erased, subjects can.
+                reason=f"It rests on memory {memory.pk}, which is now {memory.status}.",
                 seen_version=dependent.row_version,
             )
         except LifecycleError:

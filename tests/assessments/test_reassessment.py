@@ -53,6 +53,7 @@ def test_reassessment_judges_only_the_dependents_against_what_changed_and_says_w
     queued = reassessment.reassess(rule, actor=Actor.user(lead), enqueue=lambda a: None)
     assert set(queued.targets) == resting
     assert "now superseded, and 2 live memories rest on it" in queued.reason
+    assert rule.subject not in queued.reason  # cited by id: an erasure cannot reach this text
     assert queued.event.source == "policy" and "It now says: Returns: 14 days" in queued.event.text
 
     done = run_invalidation(queued.pk, jev=jev)
@@ -74,6 +75,7 @@ def test_send_to_review_flags_each_active_dependent_with_the_reason(guideline, l
     for pk in resting:
         move = Transition.objects.filter(memory_id=pk).latest("seq")
         assert move.to_status == "needs_review" and f"rests on memory {rule.pk}" in move.reason
+        assert rule.subject not in move.reason  # audit rows cannot be erased; subjects can
     assert reassessment.send_to_review(rule, actor=Actor.user(lead)) == 0  # already in review
 
 
