@@ -3,9 +3,34 @@
 import os
 
 from celery import Celery
+from celery.signals import beat_init, task_postrun, task_prerun
+
+from memory_review.audit import context
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memory_review.settings")
 
 app = Celery("memory_review")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
+
+
+# What a task writes to sealed rows is by `system:<task>` (audit/context.py), one token per task run.
+_acting: dict[str, object] = {}
+
+
+@task_prerun.connect
+def _act_as_the_task(task_id=None, task=None, **kwargs):
+    _acting[task_id] = context.begin(f"system:{task.name.rsplit('.', 1)[-1]}")
+
+
+@task_postrun.connect
+def _stop_acting_as_the_task(task_id=None, **kwargs):
+    token = _acting.pop(task_id, None)
+    if token is not None:
+        context.end(token)
+
+
+@beat_init.connect
+def _verify_and_checkpoint_at_start(sender=None, **kwargs):
+    """A fresh install is verified and checkpointed as soon as beat starts, not an interval later."""
+    sender.app.send_task("memory_review.audit.tasks.checkpoint_all")

@@ -83,6 +83,8 @@ MEMORY_MOVES: dict[tuple[str, str], tuple[frozenset[str], str]] = {
     ("user", "unfreeze"): (frozenset({M.FROZEN}), M.ACTIVE),
     ("user", "restore"): (_DEAD, M.ACTIVE),
     ("user", "forget"): (_ANY_MEMORY, M.DELETED),
+    # Undoing a reviewer's own decision a moment after it (workflow/flow.py): back to the queue.
+    ("user", "reopen"): (frozenset({M.ACTIVE, M.FROZEN, M.CONTRADICTED, M.SUPERSEDED}), M.NEEDS_REVIEW),
     # Jobs: the hard-TTL sweep and right-to-forget erasures. The sweep leaves frozen memories
     # pinned past their TTL; code expires one only when a person unfreezes it past its TTL.
     ("system", "expire"): (frozenset({M.ACTIVE, M.NEEDS_REVIEW, M.FROZEN}), M.EXPIRED),
@@ -174,6 +176,7 @@ def transition(
                     verdict=verdict,
                     row_version=row.row_version,
                     request_id=request_id or None,  # '' reads back as NULL on Oracle: hash the same
+                    content_hash=row.content_hash if isinstance(row, Memory) else row.claim_hash,
                     created_at=now,
                 )
             )

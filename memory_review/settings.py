@@ -119,6 +119,8 @@ INSTALLED_APPS = [
     "memory_review.assessments",
     "memory_review.audit",
     "memory_review.calibration",
+    "memory_review.compliance",
+    "memory_review.workflow",
     "memory_review.review",
     "memory_review.demo",
     "memory_review.oracle",
@@ -129,7 +131,7 @@ MIDDLEWARE = [
     "memory_review.ops.probes.ProbeMiddleware",  # /healthz, /readyz: before the Host header is checked
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
-    "memory_review.tenancy.middleware.RequestContextMiddleware",
+    "memory_review.ops.middleware.RequestContextMiddleware",
     "memory_review.api.errors.JsonErrorsMiddleware",
     "csp.middleware.CSPMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -215,7 +217,7 @@ AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
 AXES_VERBOSE = False
 AXES_LOCKOUT_CALLABLE = "memory_review.review.views.login.locked_out"
-AXES_CLIENT_IP_CALLABLE = "memory_review.tenancy.middleware.client_ip"
+AXES_CLIENT_IP_CALLABLE = "memory_review.ops.middleware.client_ip"
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
@@ -375,3 +377,5 @@ CELERY_BEAT_SCHEDULE = {
 # The review workspace.
 REVIEW_CLAIM_MINUTES = env_int("REVIEW_CLAIM_MINUTES", 15)  # a claim lapses unless its page renews it
 REVIEW_BULK_MAX = env_int("REVIEW_BULK_MAX", 500)  # the most memories one bulk action moves
+REVIEW_UNDO_SECONDS = env_int("REVIEW_UNDO_SECONDS", 120)  # how long `u` can take a decision back
+REVIEW_TARGET_HOURS = env_int("REVIEW_TARGET_HOURS", 24)  # an item waiting longer is marked late

@@ -1,5 +1,7 @@
 """A few factories. Status changes go through the lifecycle, as in the product."""
 
+from contextlib import contextmanager
+
 from django.contrib.auth import get_user_model
 from django.db import connection
 
@@ -68,17 +70,31 @@ def memory_in(tenant: Tenant, status: str) -> Memory:
     return memory
 
 
+APPEND_ONLY_TRIGGERS = ("audit_transition_no_update", "audit_transition_no_delete", "audit_seal_no_update")
+
+
 def without_append_only_trigger(sql: str, params: list) -> None:
-    """Tamper with audit rows the way an attacker with table access would: triggers off."""
+    """Tamper with the database the way its administrator would: the app's triggers off (and on
+    PostgreSQL its foreign keys, which are triggers too), within the test's transaction."""
+    with around_the_application() as cursor:
+        cursor.execute(sql, params)
+
+
+@contextmanager
+def around_the_application():
+    """A cursor that writes as the database's owner would, past the append-only triggers and
+    foreign keys: PostgreSQL's replica role for the statement, SQLite with its triggers dropped
+    (the test's rollback puts them back) and foreign keys checked only at a commit that never comes."""
     with connection.cursor() as cursor:
         if connection.vendor == "postgresql":
             cursor.execute("SET LOCAL session_replication_role = replica")  # user triggers off
-            cursor.execute(sql, params)
+            yield cursor
             cursor.execute("SET LOCAL session_replication_role = origin")
         else:
-            cursor.execute("DROP TRIGGER IF EXISTS audit_transition_no_update")
-            cursor.execute("DROP TRIGGER IF EXISTS audit_transition_no_delete")
-            cursor.execute(sql, params)
+            for trigger in APPEND_ONLY_TRIGGERS:
+                cursor.execute(f"DROP TRIGGER IF EXISTS {trigger}")
+            cursor.execute("PRAGMA defer_foreign_keys = ON")
+            yield cursor
 
 
 def make_jev(url: str, **overrides) -> Jev:

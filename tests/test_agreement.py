@@ -24,3 +24,16 @@ def test_kappa_is_undefined_when_both_always_give_the_same_answer_and_empty_has_
     assert agreement([("a", "a")] * 4).kappa is None
     empty = agreement([])
     assert (empty.n, empty.rate, empty.kappa) == (0, None, None)
+
+
+@pytest.mark.parametrize(
+    "kappa, words",
+    [(0.8077, "almost perfect agreement"), (0.805, "almost perfect agreement"),
+     (0.8049, "substantial agreement"), (0.6049, "moderate agreement"), (0.6051, "substantial agreement"),
+     (-0.004, "slight agreement"), (-0.006, "worse than chance")],
+)  # fmt: skip
+def test_the_word_beside_a_kappa_is_chosen_from_the_value_shown(kappa, words):
+    """Shown to two decimals: 0.8077 reads 0.81, so it must read "almost perfect", as 0.81 does."""
+    from memory_review.review.templatetags.review import kappa_words
+
+    assert kappa_words(kappa) == words

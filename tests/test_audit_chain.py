@@ -1,10 +1,12 @@
 """The tamper-evident audit trail: a per-tenant hash chain and `verify_audit` (DESIGN §2)."""
 
+import hashlib
+
 import pytest
 from django.core.management import CommandError, call_command
 from django.db import DatabaseError, connection, transaction
 
-from memory_review.audit import chain
+from memory_review.audit import chain, heads, verification
 from memory_review.audit.models import Transition
 from memory_review.lifecycle import Actor, transition
 from tests.factories import make_memory, without_append_only_trigger
@@ -39,8 +41,8 @@ def two_chains(acme, globex):
 
 @pytest.mark.django_db
 def test_the_chains_of_two_tenants_are_intact_after_many_transitions(acme, globex, two_chains):
-    assert chain.verify(acme) is None
-    assert chain.verify(globex) is None
+    assert verification.problem_in(acme) is None
+    assert verification.problem_in(globex) is None
     assert list(Transition.objects.for_tenant(acme).order_by("seq").values_list("seq", flat=True)) == list(
         range(1, 51)
     )
@@ -50,7 +52,7 @@ def test_the_chains_of_two_tenants_are_intact_after_many_transitions(acme, globe
 @pytest.mark.django_db
 def test_each_row_points_at_the_hash_of_the_row_before_it(acme, two_chains):
     rows = list(Transition.objects.for_tenant(acme).order_by("seq"))
-    assert rows[0].prev_hash == chain.GENESIS
+    assert rows[0].prev_hash == heads.GENESIS
     assert all(later.prev_hash == earlier.hash for earlier, later in zip(rows, rows[1:], strict=False))
 
 
@@ -73,8 +75,8 @@ def test_an_edited_reason_is_caught_and_named(acme, globex, two_chains, capsys):
         call_command("verify_audit")
 
     err = capsys.readouterr().err
-    assert f"tenant acme: chain broken at #17 (transition id {row.pk}): row was edited" in err
-    assert chain.verify(globex) is None
+    assert f"tenant acme: chain broken at #17 (transition id {row.pk}): its reason was edited" in err
+    assert verification.problem_in(globex) is None
 
 
 @pytest.mark.django_db
@@ -82,7 +84,7 @@ def test_a_removed_row_is_caught_and_named(acme, two_chains):
     row = Transition.objects.for_tenant(acme).get(seq=23)
     without_append_only_trigger("DELETE FROM audit_transition WHERE id = %s", [row.pk])
 
-    problem = chain.verify(acme)
+    problem = verification.problem_in(acme)
 
     assert problem.seq == 23
     assert "row #23 was removed (next row is #24)" in str(problem)
@@ -93,7 +95,7 @@ def test_a_removed_last_row_is_caught_by_the_chain_head(acme, two_chains):
     row = Transition.objects.for_tenant(acme).get(seq=50)
     without_append_only_trigger("DELETE FROM audit_transition WHERE id = %s", [row.pk])
 
-    problem = chain.verify(acme)
+    problem = verification.problem_in(acme)
 
     assert "the chain ends at #49 but its head says #50" in str(problem)
 
@@ -118,7 +120,7 @@ def test_the_database_refuses_to_change_or_remove_audit_rows(acme, two_chains, s
         with connection.cursor() as cursor:
             cursor.execute(sql)
     assert Transition.objects.count() == 80
-    assert chain.verify(acme) is None
+    assert verification.problem_in(acme) is None
 
 
 def test_a_rows_hash_is_pinned_so_no_backend_or_refactor_changes_it_silently():
@@ -127,21 +129,27 @@ def test_a_rows_hash_is_pinned_so_no_backend_or_refactor_changes_it_silently():
 
     from memory_review.audit.keys import Keyring
 
+    key = bytes(range(32))
     row = Transition(
         tenant_id=1, seq=1, memory_id=7, candidate_id=None, from_status="active", to_status="frozen",
         action="freeze", actor="user:3", reason="legal hold", verdict_id=None, row_version=2,
-        request_id=None, prev_hash=chain.GENESIS, key_id="k1",
+        request_id=None, prev_hash=heads.GENESIS, key_id="k1",
+        content_hash=hashlib.sha256(b"Invoices go to billing@acme.example").hexdigest(),
+        reason_mac=chain.text_mac("legal hold", key), request_id_mac=chain.text_mac(None, key),
         created_at=datetime(2026, 11, 29, 10, 0, 0, 123456, tzinfo=UTC),
     )  # fmt: skip
-    ring = Keyring("k1", {"k1": bytes(range(32))})
-    assert chain.canonical(row) == (
-        b'{"action":"freeze","actor":"user:3","candidate_id":null,"created_at":"2026-11-29T10:00:00.123456+00:00",'
-        b'"from_status":"active","key_id":"k1","memory_id":7,"prev_hash":"' + chain.GENESIS.encode() + b'",'
-        b'"reason":"legal hold","request_id":null,"row_version":2,"seq":1,"tenant_id":1,"to_status":"frozen",'
+    assert row.reason_mac == REASON_MAC
+    assert chain.canonical_row(row) == (
+        b'{"action":"freeze","actor":"user:3","candidate_id":null,"content_hash":"'
+        + row.content_hash.encode()
+        + b'","created_at":"2026-11-29T10:00:00.123456+00:00","from_status":"active","key_id":"k1",'
+        b'"memory_id":7,"prev_hash":"' + heads.GENESIS.encode() + b'","reason_mac":"' + REASON_MAC.encode()
+        + b'","request_id_mac":null,"row_version":2,"seq":1,"tenant_id":1,"to_status":"frozen",'
         b'"verdict_id":null}'
-    )
-    assert chain.row_hash(row, ring) == PINNED
+    )  # fmt: skip
+    assert chain.row_hash(row, Keyring("k1", {"k1": key})) == PINNED
 
 
-# The same by openssl, independently of this code base (docs/audit.md shows the command).
-PINNED = "54b9ffc311ccb22d38a64b0bbc0cd8966df124d2c065bc20adc1b1c70e18909e"
+# The same by openssl, independently of this code base (docs/audit.md shows the commands).
+REASON_MAC = "de04577284de4c164d9f7baacb2b7514d3c1904dc4afaa324fde23f32578de33"
+PINNED = "ac5cebcc668a8b2f3af722580fab121e8bf874a3f9a9765e05f1836a6137948f"

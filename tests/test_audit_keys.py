@@ -48,7 +48,16 @@ def test_the_checkpoint_command_and_job_append_one_signed_line_a_tenant(acme, gl
     assert checkpoint_all() == 2
 
     out = capsys.readouterr().out
-    assert "tenant acme: checkpoint at #0" in out and "tenant globex: checkpoint at #0" in out
+    assert (
+        "tenant acme: checkpoint at transition #0" in out
+        and "tenant globex: checkpoint at transition #0" in out
+    )
     lines = (checkpoints.Path(settings.AUDIT_CHECKPOINT_DIR) / "acme.jsonl").read_text().splitlines()
     assert len(lines) == 2 and json.loads(lines[-1])["signature"]
-    assert checkpoints.latest(acme).seq == 0
+    found = checkpoints.read(acme)
+    assert (found.lines, found.newest.seq, found.newest.seal_seq) == (
+        2,
+        0,
+        3,
+    )  # the tenant, two verifications
+    assert json.loads(lines[1])["prev"] == checkpoints.line_hash(lines[0])

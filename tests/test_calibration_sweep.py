@@ -117,3 +117,40 @@ def test_the_fast_grid_scores_equal_replaying_each_policy_of_the_grid():
             exact.false_invalidations,
             exact.reviewed,
         ), score.policy
+
+
+# Edges where the review band closes (confirm_min == contradict_max, margin 0) and votes that lie
+# exactly on an edge: decide() confirms a vote on the shared edge, and the sweep must too.
+EDGE_GRID = {
+    **{name: (values[0],) for name, values in GRID.items()},
+    "confirm_min": (0.4, 0.5),
+    "contradict_max": (0.4, 0.5),
+    "margin": (0.0, 0.05),
+}
+
+
+def cases_on_the_edges(n: int, seed: int = 11) -> list[Case]:
+    rng = random.Random(seed)
+    on_edges = (0.35, 0.4, 0.45, 0.5, 0.55)
+    cases = random_cases(n, seed)
+    for case in cases:
+        case.votes["still_true"] = rng.choice(on_edges)
+        case.votes["bears"] = max(case.votes["bears"], 0.9)
+        case.votes["directive"] = case.votes["hypothetical"] = 0.0
+    return cases
+
+
+def test_the_fast_grid_agrees_with_replay_on_every_edge_even_where_the_review_band_closes():
+    cases = cases_on_the_edges(200)
+    arrays = Cases(cases)
+
+    scores = list(arrays.grid_scores(DEFAULTS, EDGE_GRID))
+
+    assert any(s.policy.confirm_min == s.policy.contradict_max and s.policy.margin == 0 for s in scores)
+    for score in scores:
+        totals = replay(cases, score.policy).totals
+        assert (score.strict, score.lenient, score.false_invalidations) == (
+            totals.strict,
+            totals.lenient,
+            totals.false_invalidations,
+        ), score.policy

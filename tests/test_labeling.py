@@ -188,3 +188,31 @@ def test_candidates_are_labeled_with_what_should_have_been_done(acme, policy, la
     labeling.record(acme, labeler, item, outcome="out_of_scope")
     ((case, label),), counts = evidence.candidate_cases(acme)
     assert (case.expected, label, counts.gold) == ("reject", "out_of_scope", 1)
+
+
+def test_an_item_labeled_once_behind_twenty_that_can_no_longer_be_labeled_still_gets_its_second_label(
+    acme, policy, labeler, lead
+):
+    dead = [verdict(acme, policy, 0.5) for _ in range(21)]
+    for item in dead:
+        labeling.record(acme, labeler, ref(item), outcome="uncertain")
+    events = type(dead[0].event).objects.filter(pk__in=[v.event_id for v in dead])
+    events.update(erased_at="2026-01-01T00:00Z")  # their evidence erased since: not labelable
+    waiting = verdict(acme, policy, 0.9)
+    labeling.record(acme, labeler, ref(waiting), outcome="confirmed")
+
+    assert labeling.next_item(acme, lead, VERDICT, policy=DEFAULTS) == ref(waiting)
+
+
+@pytest.mark.parametrize("still_true", [0.30, 0.40, 0.60, 0.70])
+def test_a_vote_exactly_the_nearness_away_from_an_edge_is_near_whatever_the_float_rounding(
+    acme, policy, labeler, still_true
+):
+    """Edges at 0.35 and 0.65 (DEFAULTS): 0.30, 0.40, 0.60 and 0.70 all lie 0.05 from one, in the
+    votes' own precision, though 0.35 + 0.05 is 0.39999999999999997 in binary floating point."""
+    near = verdict(acme, policy, still_true)
+    verdict(acme, policy, 0.5)  # 0.15 from both edges: never near
+    fresh = labeling.items(acme, VERDICT)
+
+    assert labeling._near(fresh, VERDICT, DEFAULTS) == near.pk
+    assert labeling._near(fresh.exclude(pk=near.pk), VERDICT, DEFAULTS) is None

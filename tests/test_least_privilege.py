@@ -8,9 +8,9 @@ from django.db import DatabaseError, connection, transaction
 
 from memory_review.assessments.invalidation import observe_event, run_invalidation
 from memory_review.assessments.models import Verdict
-from memory_review.audit import chain
+from memory_review.audit import verification
+from memory_review.compliance.erasure import erase_subject
 from memory_review.lifecycle import Actor, transition
-from memory_review.memories.erasure import erase_subject
 from memory_review.memories.models import Memory, SourceEvent
 from memory_review.memories.services import event_record
 from memory_review.tenancy.db_context import clear_tenant, set_tenant
@@ -24,7 +24,12 @@ ROLE = "memory_app_least"
 def test_every_table_in_the_schema_has_a_decision():
     assert unmapped(connection.introspection.table_names()) == []
     assert APP_GRANTS["django_migrations"].privileges == ()
-    for append_only in ("audit_transition", "assessments_verdict", "assessments_assessmentrestart"):
+    for append_only in (
+        "audit_transition",
+        "audit_seal",
+        "assessments_verdict",
+        "assessments_assessmentrestart",
+    ):
         assert "UPDATE" not in APP_GRANTS[append_only].privileges
     assert not [
         t
@@ -82,7 +87,7 @@ def test_the_engine_works_under_the_least_privileges(acme, policy, jev, as_least
     )
     erasure = erase_subject(tenant=acme, user_id="cust-9", reason="customer asked", requested_by="user:1")
     assert erasure.events_erased == 2 and SourceEvent.objects.get(pk=event.pk).erased_at is not None
-    assert chain.verify(acme) is None
+    assert verification.problem_in(acme) is None
 
 
 def test_what_the_code_never_does_is_refused(acme, as_least_privileged_app):
@@ -92,7 +97,8 @@ def test_what_the_code_never_does_is_refused(acme, as_least_privileged_app):
     assert refused("UPDATE memories_sourceevent SET source = 'api'")  # only erasure's columns
     assert refused("UPDATE assessments_verdict SET still_true = 0")  # votes are never rewritten
     assert refused("DELETE FROM assessments_verdict")
-    assert refused("UPDATE audit_transition SET reason = 'rewritten'")
+    assert refused("UPDATE audit_transition SET actor = 'user:1'")  # only an erasure's blanking
+    assert refused("UPDATE audit_seal SET digest = ''")
     assert refused("DELETE FROM audit_auditchain")
     assert refused("DELETE FROM memories_memory")
     assert refused("SELECT * FROM django_migrations")

@@ -6,7 +6,7 @@ import threading
 import pytest
 from django.db import connection, connections
 
-from memory_review.audit import chain
+from memory_review.audit import verification
 from memory_review.audit.models import Transition
 from memory_review.lifecycle import Actor, StaleVersion, transition
 from memory_review.memories import tallies
@@ -65,7 +65,7 @@ def test_exactly_one_of_two_simultaneous_reviewers_wins_every_race(acme):
         assert Transition.objects.filter(memory=memory).count() == 1
 
     assert Transition.objects.for_tenant(acme).count() == RACES
-    assert chain.verify(acme) is None
+    assert verification.problem_in(acme) is None
     kept = {status: n for status, n in tallies.counts(acme).items() if n}
     assert kept == tallies.counted(acme)  # the losers' moves left no trace in the counts either
 
@@ -109,4 +109,4 @@ def test_opposite_moves_on_different_memories_at_once_never_deadlock(acme):
     assert errors == []
     kept = {status: n for status, n in tallies.counts(acme).items() if n}
     assert kept == tallies.counted(acme)
-    assert chain.verify(acme) is None
+    assert verification.problem_in(acme) is None

@@ -25,6 +25,10 @@ RLS_WITH_THEIR_TABLE = {
     "assessments_assessmentrestart",
     "calibration_policyproposal",
     "calibration_replayset",
+    "audit_seal",
+    "workflow_assignment",
+    "workflow_assignmentrule",
+    "workflow_reviewtarget",
 }
 
 
@@ -114,10 +118,9 @@ def test_verify_audit_walks_the_chain_under_the_app_role(acme, capsys):
         )
     with connection.cursor() as cursor:
         cursor.execute("CREATE ROLE memory_app_probe")
-        cursor.execute("GRANT SELECT ON ALL TABLES IN SCHEMA public TO memory_app_probe")
-        # It records what it found, for the auditor's workspace.
-        cursor.execute("GRANT INSERT ON audit_auditverification TO memory_app_probe")
-        cursor.execute("GRANT USAGE ON ALL SEQUENCES IN SCHEMA public TO memory_app_probe")
+    # The app's own grants: it records what it found (sealed) for the auditor's workspace.
+    call_command("grant_app_role", "memory_app_probe", verbosity=0)
+    with connection.cursor() as cursor:
         cursor.execute("SET LOCAL ROLE memory_app_probe")
 
     call_command("verify_audit", tenant="acme")

@@ -7,7 +7,7 @@ from memory_review.lifecycle import Actor, IllegalTransition, transition
 from memory_review.memories import tallies
 from memory_review.memories.models import Memory, MemoryTally
 from memory_review.memories.services import memory_forget
-from memory_review.review.decisions import memory_rewrite
+from memory_review.workflow.decisions import memory_rewrite
 from tests.factories import flagged, make_memory, memory_in
 
 pytestmark = pytest.mark.django_db

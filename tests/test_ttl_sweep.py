@@ -7,7 +7,7 @@ import pytest
 import time_machine
 from django.utils import timezone
 
-from memory_review.audit import chain
+from memory_review.audit import verification
 from memory_review.audit.models import Transition
 from memory_review.lifecycle import Actor, transition
 from memory_review.memories.expiry import expire_past_ttl
@@ -48,7 +48,7 @@ def test_memories_past_their_ttl_expire_without_an_event(acme, globex):
     sweep = Transition.objects.get(memory=in_review, action="expire")
     assert sweep.actor == "system:ttl-sweep" and sweep.from_status == "needs_review"
     assert sweep.reason.startswith("hard TTL passed (valid until ") and "scheduled sweep" in sweep.reason
-    assert chain.verify(acme) is None and chain.verify(globex) is None
+    assert verification.problem_in(acme) is None and verification.problem_in(globex) is None
 
 
 def test_a_second_run_finds_nothing_to_do(acme):

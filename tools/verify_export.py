@@ -4,9 +4,10 @@
     python tools/verify_export.py EXPORT.jsonl [--key-file KEYS.json | --key HEX --key-id ID]
     python tools/verify_export.py EXPORT.csv ...
 
-It recomputes every row's HMAC-SHA256 from the fields the row carries, checks that each row
-points at the hash of the row before it, and for a complete export that the chain runs from #1
-to the head the export recorded. Exit status 0 when every check passes; otherwise 1 and a line
+It recomputes every row's HMAC-SHA256 from the fields the row carries, checks each row's free
+text (reason, request id) against its keyed hash unless an erasure blanked it, checks that each
+row points at the hash of the row before it, and for a complete export that the chain runs from
+#1 to the head the export recorded. Exit status 0 when every check passes; otherwise 1 and a line
 naming the first bad row. docs/audit.md describes the algorithm this file implements.
 
 The key is found as the application finds it: AUDIT_KEY (hex) with AUDIT_KEY_ID in the
@@ -25,10 +26,14 @@ from pathlib import Path
 
 FORMAT = "memory-review audit trail"
 GENESIS = "0" * 64
+ERASED = "[erased]"
 HASHED = (
     "tenant_id", "seq", "memory_id", "candidate_id", "from_status", "to_status", "action", "actor",
-    "reason", "verdict_id", "row_version", "request_id", "prev_hash", "key_id", "created_at",
+    "reason_mac", "verdict_id", "row_version", "request_id_mac", "content_hash", "prev_hash", "key_id",
+    "created_at",
 )  # fmt: skip
+# Free text rides beside its keyed hash, so an erasure can blank it and the row still verifies.
+TEXT = {"reason": "reason_mac", "request_id": "request_id_mac"}
 
 
 class Bad(Exception):
@@ -53,8 +58,33 @@ def canonical(row: dict) -> bytes:
     return json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
 
 
-INTEGERS = ("tenant_id", "seq", "memory_id", "candidate_id", "verdict_id", "row_version")
-NULLABLE = ("memory_id", "candidate_id", "verdict_id", "request_id")
+def mac(key: bytes, text: str | None) -> str | None:
+    return None if text is None else hmac.new(key, text.encode("utf-8"), hashlib.sha256).hexdigest()
+
+
+def text_problem(row: dict, key: bytes) -> str | None:
+    """The free text is what its keyed hash sealed, or an erasure blanked it."""
+    if row.get("erased_by") is not None:
+        if row.get("reason") != ERASED or row.get("request_id") is not None:
+            return f"it says erasure {row['erased_by']} blanked its text, but the text is there"
+        return None
+    for text, sealed in TEXT.items():
+        if mac(key, row.get(text)) != row[sealed]:
+            return f"its {text.replace('_', ' ')} was edited (it no longer matches its keyed hash)"
+    return None
+
+
+INTEGERS = ("tenant_id", "seq", "memory_id", "candidate_id", "verdict_id", "row_version", "erased_by")
+NULLABLE = (
+    "memory_id", "candidate_id", "verdict_id", "request_id", "request_id_mac", "content_hash", "erased_by",
+)  # fmt: skip
+
+
+def cell(value: str) -> str:
+    """A spreadsheet runs a cell starting with =, +, -, @, tab or CR as a formula: the CSV export
+    puts a ' in front (OWASP's advice), and in front of a cell starting with ' itself, so reading
+    back is exact: drop one leading '."""
+    return value[1:] if value.startswith("'") else value
 
 
 def csv_rows(lines) -> tuple[dict, list[str]]:
@@ -62,6 +92,7 @@ def csv_rows(lines) -> tuple[dict, list[str]]:
     chain's head) and one JSON line a row, empty cells null, numbers numbers."""
     rows = []
     for record in csv.DictReader(lines):
+        record = {name: cell(value) for name, value in record.items()}
         for name in NULLABLE:
             if record.get(name) == "":
                 record[name] = None
@@ -91,7 +122,7 @@ def verify(lines, keys: dict[str, bytes], *, is_csv: bool = False) -> str:
             continue
         try:
             row = json.loads(line)
-            missing = [name for name in (*HASHED, "hash") if name not in row]
+            missing = [name for name in (*HASHED, *TEXT, "hash") if name not in row]
         except ValueError as exc:
             raise Bad(f"line {number}: not JSON ({exc})") from exc
         if missing:
@@ -102,6 +133,8 @@ def verify(lines, keys: dict[str, bytes], *, is_csv: bool = False) -> str:
             raise Bad(f"{where}: signed with key {row['key_id']!r}, which was not given")
         if not hmac.compare_digest(hmac.new(key, canonical(row), hashlib.sha256).hexdigest(), row["hash"]):
             raise Bad(f"{where}: its hash does not match its contents: the row was edited or forged")
+        if problem := text_problem(row, key):
+            raise Bad(f"{where}: {problem}")
         expected = (previous["seq"] + 1) if previous else 1
         if previous is not None and row["seq"] <= previous["seq"]:
             raise Bad(f"{where}: rows are out of order (after #{previous['seq']})")

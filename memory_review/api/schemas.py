@@ -8,6 +8,7 @@ from django.conf import settings
 from pydantic import AfterValidator, AwareDatetime, BaseModel, ConfigDict, Field, StringConstraints
 
 from memory_review.memories.models import Memory, SourceEvent
+from memory_review.params import column_range
 from memory_review.textlimits import too_long
 
 
@@ -73,6 +74,8 @@ ScopeId = short_text(128)
 Subject = short_text(200)
 Author = short_text(100)
 When = Annotated[AwareDatetime, AfterValidator(in_range)]
+LOWEST_ID, HIGHEST_ID = column_range(SourceEvent._meta.pk)  # what the column holds on every database
+EventId = Annotated[int, Field(ge=LOWEST_ID, le=HIGHEST_ID)]
 
 
 class Strict(BaseModel):
@@ -102,7 +105,7 @@ class MemoryIn(Strict):
     content: Text = Field(description="The memory, verbatim; it is never rewritten.")
     kind: Kind
     subject: Subject = Field(description="What it is about: one live memory per subject and scope.")
-    source_event_id: int = Field(description="The event it came from (provenance is required).")
+    source_event_id: EventId = Field(description="The event it came from (provenance is required).")
     scope: Scope = Field(default_factory=Scope)
     confidence: float = Field(default=1.0, ge=0, le=1)
     valid_until: When | None = Field(default=None, description="Hard TTL, with a time zone.")
@@ -113,7 +116,9 @@ class CandidateIn(Strict):
     claim: Text = Field(description="The proposed memory, verbatim.")
     kind: Kind
     subject: Subject
-    source_event_id: int | None = Field(description="The event that supports it; null is rejected by code.")
+    source_event_id: EventId | None = Field(
+        description="The event that supports it; null is rejected by code."
+    )
     scope: Scope = Field(default_factory=Scope)
     proposed_by: Author = "agent"
 

@@ -13,6 +13,7 @@ from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_POST
 from pydantic import BaseModel, ValidationError
 
+from memory_review import params
 from memory_review.assessments.invalidation import observe_event
 from memory_review.assessments.models import Assessment, NoActivePolicy
 from memory_review.assessments.promotion import candidate_propose
@@ -62,9 +63,12 @@ def api_view(view):
         set_tenant(token.tenant_id)  # cleared by RequestContextMiddleware
         request.api_token = token
         try:
+            params.screen(request)
             return view(request, token.tenant, *args, **kwargs)
         except BadInput as exc:
             return bad_request(exc.fields)
+        except params.BadParameter as exc:
+            return bad_request({exc.name: exc.problem})
         except LifecycleError as exc:
             return JsonResponse({"error": str(exc)}, status=409)
         except Http404:
@@ -87,6 +91,8 @@ def parse(request: HttpRequest, model: type[BaseModel]):
     """The validated body; BadInput naming what is wrong otherwise."""
     if request.content_type != "application/json":
         raise BadInput({"body": "send JSON with Content-Type: application/json"})
+    if params.json_too_deep(request.body):  # one stated limit for JSON from outside, not the parser's
+        raise BadInput({"body": f"nested deeper than {params.JSON_MAX_DEPTH} levels"})
     try:
         return model.model_validate_json(request.body or b"")  # RequestDataTooBig: a 413 (errors.py)
     except ValidationError as exc:

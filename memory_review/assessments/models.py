@@ -5,10 +5,10 @@ from django.db.models import Q
 from django.utils import timezone
 
 from memory_review.memories.models import Memory, Scope, SourceEvent
-from memory_review.tenancy.models import TenantOwned, TenantQuerySet
+from memory_review.tenancy.models import SealedTenantOwned, SealedTenantQuerySet, TenantOwned
 
 
-class PolicyQuerySet(TenantQuerySet):
+class PolicyQuerySet(SealedTenantQuerySet):
     def active(self) -> "PolicyVersion":
         """The active version; a tenant without one cannot be assessed."""
         policy = self.filter(mode=PolicyVersion.Mode.ACTIVE).first()
@@ -24,8 +24,11 @@ class NoActivePolicy(Exception):
     pass
 
 
-class PolicyVersion(TenantOwned):
+class PolicyVersion(SealedTenantOwned):
     """Thresholds as data. Per tenant one `active` and at most one `shadow`."""
+
+    seal_kind = "policy"
+    seal_fields = ("number", "mode", "thresholds", "note", "created_by", "created_at")
 
     class Mode(models.TextChoices):
         ACTIVE = "active", "Active"
@@ -60,8 +63,16 @@ class PolicyVersion(TenantOwned):
         return f"v{self.number}"
 
 
-class Assessment(TenantOwned):
+class Assessment(SealedTenantOwned):
     """One Jev job: one or more HTTP requests about one event or one candidate."""
+
+    # What its votes rest on: the question set, the policy and the model that answered. Its
+    # lease, counts and costs are the job's bookkeeping, not sealed.
+    seal_kind = "assessment"
+    seal_fields = (
+        "purpose", "event_id", "model_name", "question_set_version", "policy_id", "offline_standin",
+        "remember_successor", "reason", "targets", "created_at",
+    )  # fmt: skip
 
     class Purpose(models.TextChoices):
         INVALIDATION = "invalidation", "Invalidation"
@@ -174,8 +185,15 @@ class Disposition(models.TextChoices):
     NO_SOURCE = "no_source", "No source (code)"
 
 
-class Verdict(TenantOwned):
+class Verdict(SealedTenantOwned):
     """One memory judged against one event: six votes, the disposition, what it proposed."""
+
+    seal_kind = "verdict"
+    seal_fields = (
+        "assessment_id", "memory_id", "event_id", "bears", "still_true", "replaces", "partial",
+        "hypothetical", "directive", "disposition", "row_version", "proposed_status", "applied",
+        "shadow_policy_id", "shadow_disposition", "created_at",
+    )  # fmt: skip
 
     assessment = models.ForeignKey(Assessment, on_delete=models.PROTECT, related_name="verdicts")
     memory = models.ForeignKey(Memory, on_delete=models.PROTECT, related_name="verdicts")
@@ -220,8 +238,16 @@ class CandidateStatus(models.TextChoices):
     REJECTED = "rejected", "Rejected"
 
 
-class PromotionCandidate(TenantOwned, Scope):
+class PromotionCandidate(SealedTenantOwned, Scope):
     """A proposed memory waiting to become durable (shadow mode: a reviewer decides)."""
+
+    seal_kind = "candidate"
+    seal_fields = (
+        "kind", "subject", "claim", "claim_hash", "source_event_id", "source_hash", "proposed_by",
+        "check_failed", "supported", "scope_fits", "conflict", "assessment_id", "policy_decision",
+        "reviewer_decision", "reviewed_by", "disagreement", "memory_id", "user_id", "agent_id",
+        "thread_id", "created_at",
+    )  # fmt: skip
 
     class Decision(models.TextChoices):
         PROMOTE = "promote", "Promote"

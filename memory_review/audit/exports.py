@@ -18,20 +18,32 @@ from django.utils import timezone
 from memory_review.tenancy.db_context import tenant_context
 from memory_review.tenancy.models import Tenant
 
-from .chain import HASHED_FIELDS
+from .chain import HASHED_FIELDS, TEXT_FIELDS
 from .models import AuditChain, Transition
 
 FORMAT = "memory-review audit trail"
-VERSION = 1
-COLUMNS = (*HASHED_FIELDS, "key_id", "created_at", "hash")
+VERSION = 2  # 2: free text sealed through its keyed hash (reason_mac, request_id_mac), erasable
+COLUMNS = (*HASHED_FIELDS, "key_id", "created_at", *TEXT_FIELDS, "erased_by", "hash")
+# A spreadsheet runs a cell that starts with one of these as a formula (OWASP, "CSV Injection"):
+# such a cell is written with a ' in front, and so is one that starts with ' itself, so
+# tools/verify_export.py reads every cell back exactly by dropping one leading '.
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r", "'")
 
 
 def row_record(row: Transition) -> dict:
-    record = {name: getattr(row, name) for name in HASHED_FIELDS}
+    record = {name: getattr(row, name) for name in (*HASHED_FIELDS, *TEXT_FIELDS, "erased_by")}
     record.update(
         key_id=row.key_id, created_at=row.created_at.isoformat(timespec="microseconds"), hash=row.hash
     )
     return record
+
+
+def spreadsheet_safe(value) -> str:
+    """A CSV cell no spreadsheet will run: empty for null, and a ' before a formula's start."""
+    if value is None:
+        return ""
+    text = str(value)
+    return f"'{text}" if text.startswith(FORMULA_STARTS) else text
 
 
 def header(tenant: Tenant, *, filters: dict, complete: bool) -> dict:
@@ -77,5 +89,5 @@ def csv_lines(tenant: Tenant, transitions: QuerySet) -> Iterator[str]:
     yield flush()
     for row in _rows(tenant, transitions):
         record = row_record(row)
-        writer.writerow(["" if record[name] is None else record[name] for name in COLUMNS])
+        writer.writerow([spreadsheet_safe(record[name]) for name in COLUMNS])
         yield flush()

@@ -16,6 +16,7 @@ import logging
 import os
 import secrets
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 from django.conf import settings
@@ -35,15 +36,24 @@ class Keyring:
 
 def keyring() -> Keyring:
     if settings.AUDIT_KEY:
-        return Keyring(
-            settings.AUDIT_KEY_ID, {settings.AUDIT_KEY_ID: _decode(settings.AUDIT_KEY, "AUDIT_KEY")}
-        )
+        return _from_env(settings.AUDIT_KEY_ID, settings.AUDIT_KEY)
     path = Path(settings.AUDIT_KEY_FILE)
     if not path.exists():
         if path != default_file():
             raise ImproperlyConfigured(f"AUDIT_KEY_FILE names {path}, which does not exist")
         _create(path)
-    return read(path)
+    stat = path.stat()  # every sealed write asks: read the file again only when it changed
+    return _read_cached(str(path), stat.st_mtime_ns, stat.st_size)
+
+
+@lru_cache(maxsize=8)
+def _from_env(key_id: str, value: str) -> Keyring:
+    return Keyring(key_id, {key_id: _decode(value, "AUDIT_KEY")})
+
+
+@lru_cache(maxsize=8)
+def _read_cached(path: str, mtime_ns: int, size: int) -> Keyring:
+    return read(Path(path))
 
 
 def default_file() -> Path:

@@ -1,10 +1,10 @@
-"""The tamper-evident audit trail: one append-only row per status change (DESIGN §2, §3)."""
+"""The tamper-evident audit trail (DESIGN §2, §3, docs/audit.md): one append-only row per status
+change (`Transition`), one ledger row per write to any row a decision rests on (`Seal`), each a
+keyed per-tenant chain whose heads `AuditChain` keeps."""
 
 from django.db import models
 
-from memory_review.assessments.models import PromotionCandidate, Verdict
-from memory_review.memories.models import Memory
-from memory_review.tenancy.models import Tenant, TenantOwned, TenantQuerySet
+from memory_review.tenancy.models import SealedTenantOwned, Tenant, TenantOwned, TenantQuerySet
 
 
 class Transition(TenantOwned):
@@ -12,21 +12,36 @@ class Transition(TenantOwned):
 
     seq = models.PositiveBigIntegerField(help_text="Position in the tenant's chain, from 1.")
     memory = models.ForeignKey(
-        Memory, on_delete=models.PROTECT, null=True, blank=True, related_name="transitions"
+        "memories.Memory", on_delete=models.PROTECT, null=True, blank=True, related_name="transitions"
     )
     candidate = models.ForeignKey(
-        PromotionCandidate, on_delete=models.PROTECT, null=True, blank=True, related_name="transitions"
+        "assessments.PromotionCandidate",
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="transitions",
     )
     from_status = models.CharField(max_length=16)
     to_status = models.CharField(max_length=16)
     action = models.CharField(max_length=16)
     actor = models.CharField(max_length=120, help_text="user:<id>, policy:<version> or system:<job>")
-    reason = models.CharField(max_length=1000)
+    reason = models.CharField(max_length=1000, help_text="Erasable: the hash covers reason_mac.")
+    reason_mac = models.CharField(max_length=64, help_text="HMAC-SHA256 of the reason under key_id.")
     verdict = models.ForeignKey(
-        Verdict, on_delete=models.PROTECT, null=True, blank=True, related_name="transitions"
+        "assessments.Verdict", on_delete=models.PROTECT, null=True, blank=True, related_name="transitions"
     )
     row_version = models.PositiveIntegerField(help_text="The row version this transition produced.")
     request_id = models.CharField(max_length=64, null=True, blank=True)
+    request_id_mac = models.CharField(max_length=64, null=True, blank=True)
+    content_hash = models.CharField(
+        max_length=64,
+        null=True,
+        blank=True,
+        help_text="The memory's content hash (a candidate's claim hash) as the move left it.",
+    )
+    erased_by = models.PositiveBigIntegerField(
+        null=True, blank=True, help_text="The erasure that blanked this row's reason and request id."
+    )
     created_at = models.DateTimeField()
     prev_hash = models.CharField(max_length=64)
     hash = models.CharField(max_length=64, help_text="HMAC-SHA256 under key_id (docs/audit.md).")
@@ -51,12 +66,51 @@ class Transition(TenantOwned):
         return f"#{self.seq} {self.from_status} -> {self.to_status} by {self.actor}"
 
 
+class Seal(TenantOwned):
+    """Append-only: one row per write to a sealed row (audit/seals.py), chained per tenant like the
+    transitions. `digest` is HMAC-SHA256 of the row's sealed columns as the write left them."""
+
+    class Action(models.TextChoices):
+        CREATE = "create", "created"
+        CHANGE = "change", "changed"
+        ERASE = "erase", "text erased"
+        DELETE = "delete", "deleted"
+        BASELINE = "baseline", "sealed at upgrade"
+
+    # No index of its own: (tenant, seq) and (tenant, kind, object id, seq) both lead with it, and
+    # every sealed write pays for each index the ledger keeps.
+    tenant = models.ForeignKey(Tenant, on_delete=models.PROTECT, related_name="+", db_index=False)
+    seq = models.PositiveBigIntegerField(help_text="Position in the tenant's ledger, from 1.")
+    kind = models.CharField(max_length=24, help_text="What was written: memory, verdict, label, ...")
+    object_id = models.PositiveBigIntegerField()
+    action = models.CharField(max_length=8, choices=Action.choices)
+    digest = models.CharField(max_length=64)
+    trail_seq = models.PositiveBigIntegerField(help_text="How far the transitions' chain reached.")
+    actor = models.CharField(max_length=120, help_text="Who wrote: user:<id>, token:<prefix>, system:<job>.")
+    erasure = models.PositiveBigIntegerField(null=True, blank=True, help_text="For `erase`: which erasure.")
+    created_at = models.DateTimeField()
+    prev_hash = models.CharField(max_length=64)
+    key_id = models.CharField(max_length=32)
+    hash = models.CharField(max_length=64)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["tenant", "seq"], name="seal_tenant_seq_uq")]
+        # Verification reads each kind's seals in object order, beside the rows they seal.
+        indexes = [models.Index(fields=["tenant", "kind", "object_id", "seq"], name="seal_object_ix")]
+
+    def __str__(self) -> str:
+        return f"seal #{self.seq}: {self.kind} {self.object_id} {self.action}"
+
+
 class AuditChain(models.Model):
-    """The head of a tenant's chain. Locking it serialises appends; it also catches a removed tail."""
+    """The heads of a tenant's two chains, transitions and seals. Every append to either locks
+    this one row first, so appends are serialised in one order; the heads catch a removed tail."""
 
     tenant = models.OneToOneField(Tenant, on_delete=models.PROTECT, primary_key=True, related_name="+")
     seq = models.PositiveBigIntegerField(default=0)
     head_hash = models.CharField(max_length=64)
+    seal_seq = models.PositiveBigIntegerField(default=0)
+    seal_hash = models.CharField(max_length=64, default="0" * 64)
 
     objects = TenantQuerySet.as_manager()
 
@@ -64,15 +118,29 @@ class AuditChain(models.Model):
         return f"chain of {self.tenant_id} at #{self.seq}"
 
 
-class AuditVerification(TenantOwned):
+class AuditVerification(SealedTenantOwned):
     """When a tenant's trail was last checked and what was found: the auditor's workspace shows
-    the latest. verify_audit, the checkpoint job and the workspace's "verify now" write one."""
+    the latest. verify_audit, the checkpoint job and the workspace's "verify now" write one.
+    Sealed, so what an earlier check saw (the checkpoint file's length) cannot be taken back."""
+
+    seal_kind = "verification"
+    seal_fields = (
+        "verified_at", "intact", "problem", "seq", "seal_seq", "checkpoint_seq", "checkpoint_lines",
+        "checkpoint_line_hash", "by",
+    )  # fmt: skip
 
     verified_at = models.DateTimeField()
     intact = models.BooleanField()
     problem = models.CharField(max_length=1000, null=True, blank=True)
     seq = models.PositiveBigIntegerField(help_text="The chain's head when checked.")
+    seal_seq = models.PositiveBigIntegerField(default=0, help_text="The seals' head when checked.")
     checkpoint_seq = models.PositiveBigIntegerField(null=True, blank=True)
+    checkpoint_lines = models.PositiveIntegerField(
+        default=0, help_text="Lines in the checkpoint file when checked: a shorter file later is caught."
+    )
+    checkpoint_line_hash = models.CharField(
+        max_length=64, null=True, blank=True, help_text="SHA-256 of the newest checkpoint line then."
+    )
     by = models.CharField(max_length=120)
 
     class Meta:

@@ -1,4 +1,5 @@
-"""Checking a tenant's trail and recording what was found (the auditor's workspace shows it)."""
+"""Checking a tenant's whole trail and recording what was found (the auditor's workspace shows
+it). The checks themselves are in audit/checks.py; docs/audit.md lists them for auditors."""
 
 from django.utils import timezone
 
@@ -6,29 +7,89 @@ from memory_review.tenancy.db_context import tenant_context
 from memory_review.tenancy.models import Tenant
 from memory_review.textlimits import fit
 
-from . import chain, checkpoints
+from . import checkpoints, checks
+from .checks import Break
+from .keys import Keyring, keyring
 from .models import AuditChain, AuditVerification
+
+STALE = "stale"  # the only problem the checkpoint job may write past: writing is its remedy
+
+
+def verify(
+    tenant: Tenant, *, ring: Keyring | None = None
+) -> tuple[Break | None, checkpoints.CheckpointFile | None]:
+    """The tenant's first problem, or None, and the checkpoint file as read.
+
+    In order: the checkpoint file against what the last verification saw; both chains up to
+    their heads (each row's link and keyed hash, each transition's free text); the heads, rows
+    beyond them, and the seals' view of the transitions' chain; both chains against every
+    checkpoint line; every sealed row against its latest seal; every status against its last
+    transition; and the rules other layers register (the two-person rule). The heads are read
+    first, so rows appended while this runs are not mistaken for a break.
+    """
+    ring = ring or keyring()
+    head = AuditChain.objects.for_tenant(tenant).first()
+    seen = most_lines_seen(tenant)
+    try:
+        found = checkpoints.read(tenant)
+    except checkpoints.CheckpointError as exc:
+        return Break(tenant.slug, 0, None, str(exc), "checkpoint"), None
+    if problem := checkpoints.problem(tenant, found, seen):
+        stale = found is not None and "checkpoints stopped" in problem
+        return Break(tenant.slug, 0, None, problem, STALE if stale else "checkpoint"), found
+    lines = found.checkpoints if found else ()
+    problem, trail_end = checks.trail(tenant, head, ring, marks=frozenset(c.seq for c in lines))
+    if problem:
+        return problem, found
+    problem, seals_end = checks.ledger(tenant, head, ring, marks=frozenset(c.seal_seq or 0 for c in lines))
+    return (
+        problem
+        or checks.heads(tenant, head, trail_end, seals_end)
+        or checks.against_checkpoints(tenant, found, trail_end, seals_end)
+        or checks.binding(tenant, trail_end, seals_end)
+        or checks.sealed_rows(tenant, ring)
+        or checks.statuses(tenant)
+        or checks.rules(tenant)
+    ), found
+
+
+def problem_in(tenant: Tenant) -> Break | None:
+    """The first problem in the tenant's trail, or None (what tests and scripts ask)."""
+    with tenant_context(tenant.pk):
+        return verify(tenant)[0]
 
 
 def verify_and_record(tenant: Tenant, *, by: str) -> AuditVerification:
-    """Walk the chain against its latest checkpoint, and keep the result."""
+    """Walk everything against the checkpoint file, and keep the result (sealed)."""
     with tenant_context(tenant.pk):
-        try:
-            checkpoint = checkpoints.latest(tenant)
-            problem = chain.verify(tenant, checkpoint=checkpoint)
-        except checkpoints.CheckpointError as exc:
-            checkpoint, problem = None, f"tenant {tenant.slug}: {exc}"
         head = AuditChain.objects.for_tenant(tenant).first()
-        return AuditVerification.objects.create(
+        problem, found = verify(tenant)
+        record = AuditVerification.objects.create(
             tenant=tenant,
             verified_at=timezone.now(),
             intact=problem is None,
             problem=fit(str(problem), 1000) if problem else None,
             seq=head.seq if head else 0,
-            checkpoint_seq=checkpoint.seq if checkpoint else None,
+            seal_seq=head.seal_seq if head else 0,
+            checkpoint_seq=found.newest.seq if found else None,
+            checkpoint_lines=found.lines if found else 0,
+            checkpoint_line_hash=found.newest_line_hash if found else None,
             by=by,
         )
+        record.stale_only = problem is not None and problem.where == STALE
+        return record
 
 
 def latest(tenant: Tenant) -> AuditVerification | None:
     return AuditVerification.objects.for_tenant(tenant).order_by("-verified_at", "-pk").first()
+
+
+def most_lines_seen(tenant: Tenant) -> AuditVerification | None:
+    """The verification that read the longest checkpoint file: a file is never shorter than
+    that, whatever later checks found (one that saw no file must not make a missing one fine)."""
+    return (
+        AuditVerification.objects.for_tenant(tenant)
+        .filter(checkpoint_lines__gt=0)
+        .order_by("-checkpoint_lines", "-verified_at", "-pk")
+        .first()
+    )

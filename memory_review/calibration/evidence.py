@@ -31,8 +31,9 @@ class Labeled:
     awaiting_ruling: int  # labelers disagree and no lead has ruled
 
 
-def verdict_cases(tenant: Tenant) -> tuple[list[Case], Labeled]:
-    entries = labeled_items(tenant, VERDICT)
+def verdict_cases(tenant: Tenant, *, labeled_by=None) -> tuple[list[Case], Labeled]:
+    """The gold verdicts as replay cases; `labeled_by`: only those that person labeled too."""
+    entries = labeled_items(tenant, VERDICT, labeled_by=labeled_by)
     gold = {entry.ref.pk: entry for entry in entries if entry.gold is not None}
     rows = (
         Verdict.objects.for_tenant(tenant)
@@ -56,10 +57,12 @@ def verdict_cases(tenant: Tenant) -> tuple[list[Case], Labeled]:
     return cases, _counts(entries)
 
 
-def candidate_cases(tenant: Tenant) -> tuple[list[tuple[promotion_sweep.PromotionCase, str]], Labeled]:
+def candidate_cases(
+    tenant: Tenant, *, labeled_by=None
+) -> tuple[list[tuple[promotion_sweep.PromotionCase, str]], Labeled]:
     """Each labelled candidate as a promotion case, with the labelers' own outcome beside the
     decision it means (the reliability of `supported` and `scope_fits` needs the reason)."""
-    entries = labeled_items(tenant, CANDIDATE)
+    entries = labeled_items(tenant, CANDIDATE, labeled_by=labeled_by)
     gold = {entry.ref.pk: entry.gold for entry in entries if entry.gold is not None}
     rows = (
         PromotionCandidate.objects.for_tenant(tenant)
@@ -132,10 +135,12 @@ class Promotion:
     curves: dict[str, list[promotion_sweep.PromotionScore]]
 
 
-def invalidation(tenant: Tenant, policy: Thresholds, *, cases: list[Case] | None = None) -> Invalidation:
+def invalidation(
+    tenant: Tenant, policy: Thresholds, *, cases: list[Case] | None = None, labeled_by=None
+) -> Invalidation:
     labeled = None
     if cases is None:
-        cases, labeled = verdict_cases(tenant)
+        cases, labeled = verdict_cases(tenant, labeled_by=labeled_by)
     if not cases:
         return Invalidation(labeled, cases, None, None, {})
     arrays = sweep.Cases(cases)
@@ -148,8 +153,8 @@ def invalidation(tenant: Tenant, policy: Thresholds, *, cases: list[Case] | None
     )
 
 
-def promotion(tenant: Tenant, policy: Thresholds) -> Promotion:
-    pairs, labeled = candidate_cases(tenant)
+def promotion(tenant: Tenant, policy: Thresholds, *, labeled_by=None) -> Promotion:
+    pairs, labeled = candidate_cases(tenant, labeled_by=labeled_by)
     cases = [case for case, _ in pairs]
     if not cases:
         return Promotion(labeled, pairs, 0, None, {}, None, {})

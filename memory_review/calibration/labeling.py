@@ -23,7 +23,7 @@ from django.db.models import Count, Exists, F, FloatField, OuterRef, Q, QuerySet
 from django.db.models.functions import Abs, Floor, Least
 from django.utils import timezone
 
-from memory_review import textlimits
+from memory_review import params, textlimits
 from memory_review.assessments.models import (
     Assessment,
     Disposition,
@@ -63,9 +63,36 @@ OUTCOMES = {VERDICT: VERDICT_OUTCOMES, CANDIDATE: CANDIDATE_OUTCOMES}
 # A candidate outcome as the promotion policy's decision (promote | review | reject).
 CANDIDATE_DECISION = {PROMOTE: "promote", UNSUPPORTED: "reject", OUT_OF_SCOPE: "reject", CONFLICT: "review"}
 
+# What the promotion policy decided, in the words a labeler's outcome maps to.
+DECISION_WORDS = {"promote": "Promote", "review": "Review", "reject": "Reject"}
+
+
+def outcome_words(kind: str, value: str | None) -> str:
+    """A label's outcome in the words the labeling buttons use."""
+    if value is None:
+        return "nothing"
+    return dict(OUTCOMES[kind]).get(value) or dict(Disposition.choices).get(value, value)
+
+
+def decision_words(kind: str, value: str | None) -> str:
+    """What the policy decided: a vote's disposition in the buttons' words, a candidate's decision
+    as promote, review or reject (what its labels map onto)."""
+    if kind == CANDIDATE and value is not None:
+        return DECISION_WORDS.get(value, value)
+    return outcome_words(kind, value)
+
+
+def same_as_policy(kind: str, outcome: str, decided: str | None) -> bool:
+    """Whether a label says what the policy did (a candidate's outcomes map onto its decisions)."""
+    return decided == (CANDIDATE_DECISION.get(outcome) if kind == CANDIDATE else outcome)
+
+
 LABELS_PER_ITEM = 2  # an item waits for a second labeler before new items are handed out
 NEAR = 0.05  # "near an edge": within this of a threshold that decides
 NEAR_BANDS = (0.001, 0.005, 0.02, NEAR)
+# Distances are compared in the votes' own precision (a handful of decimals), not binary
+# floating point's: 0.35 + 0.05 is 0.39999999999999997, and a vote of 0.40 is 0.05 from 0.35.
+VOTE_PRECISION = 1e-9
 BINS = 10  # equal-width bins over [0, 1] of the item's main vote (still_true, supported)
 SKIPS_KEPT = 500
 ITEM_COUNTS_SECONDS = 60
@@ -88,7 +115,8 @@ class ItemRef:
     @classmethod
     def parse(cls, key: str) -> "ItemRef":
         kinds = {kind[0]: kind for kind in KINDS}
-        if not key or key[0] not in kinds or not (key[1:].isascii() and key[1:].isdigit()):
+        # Verdicts' and candidates' ids share a column type: past its range no item has one.
+        if not key or key[0] not in kinds or params.id_problem(key[1:], params.column_max(Verdict)):
             raise LabelError(f"no such item {key!r}: an item is v<verdict id> or c<candidate id>")
         return cls(kinds[key[0]], int(key[1:]))
 
@@ -213,17 +241,11 @@ def _second_opinion(tenant: Tenant, labeler, kind: str, skipped: list[int]) -> i
         .values(column)
         .annotate(n=Count("pk"))
         .filter(n__lt=LABELS_PER_ITEM)
-        .order_by(column)
         .values_list(column, flat=True)
     )
-    # One whose evidence was erased since is passed over.
-    return (
-        items(tenant, kind)
-        .filter(pk__in=list(waiting[:20]))
-        .order_by("pk")
-        .values_list("pk", flat=True)
-        .first()
-    )
+    # One whose evidence was erased since is passed over, however many such come first: the
+    # labelable items are asked for among all that wait (a subquery over the few labels).
+    return items(tenant, kind).filter(pk__in=waiting).order_by("pk").values_list("pk", flat=True).first()
 
 
 def _near(fresh: QuerySet, kind: str, policy: Thresholds) -> int | None:
@@ -235,13 +257,14 @@ def _near(fresh: QuerySet, kind: str, policy: Thresholds) -> int | None:
         edges = [("supported", policy.supported_min), ("scope_fits", policy.scope_fits_min),
                  ("conflict", policy.conflict_max)]  # fmt: skip
     for width in NEAR_BANDS:
+        reach = width + VOTE_PRECISION
         within = Q()
         for column, edge in edges:
-            within |= Q(**{f"{column}__gte": edge - width, f"{column}__lte": edge + width})
+            within |= Q(**{f"{column}__gte": edge - reach, f"{column}__lte": edge + reach})
         found = (
             fresh.filter(within)
             .annotate(gap=_gap(kind, policy))
-            .filter(gap__lte=width)
+            .filter(gap__lte=reach)
             .order_by("gap", "pk")
             .values_list("pk", flat=True)
             .first()
@@ -467,11 +490,16 @@ class ItemLabels:
         return tuple(sorted({alt for label in chosen for alt in (label.alternatives or []) if alt != gold}))
 
 
-def labeled_items(tenant: Tenant, kind: str) -> list[ItemLabels]:
-    """Every item with a label in force, its labels grouped, in item order."""
+def labeled_items(tenant: Tenant, kind: str, *, labeled_by=None) -> list[ItemLabels]:
+    """Every item with a label in force, its labels grouped, in item order. `labeled_by`: only
+    the items that person's own label in force is on (what a blind labeler's numbers count)."""
     target = f"{_target(kind)}_id"
+    labels = active_labels(tenant, kind)
+    if labeled_by is not None:
+        theirs = labels.filter(labeler=labeled_by, adjudicated=False).values(target)
+        labels = labels.filter(**{f"{target}__in": theirs})
     grouped: dict[int, ItemLabels] = {}
-    for label in active_labels(tenant, kind).order_by(target, "created_at", "pk"):
+    for label in labels.order_by(target, "created_at", "pk"):
         pk = getattr(label, target)
         entry = grouped.setdefault(pk, ItemLabels(ItemRef(kind, pk)))
         if label.adjudicated:

@@ -6,10 +6,10 @@ from django.db import models
 from django.db.models import Q
 
 from memory_review.assessments.models import PolicyVersion, PromotionCandidate, Verdict
-from memory_review.tenancy.models import TenantOwned
+from memory_review.tenancy.models import SealedTenantOwned
 
 
-class Label(TenantOwned):
+class Label(SealedTenantOwned):
     """One labeler's outcome for a verdict (a disposition) or a candidate (a promotion outcome).
 
     Several labelers may label the same item; one labeler labels an item once while the label
@@ -18,6 +18,12 @@ class Label(TenantOwned):
     a lead's ruling on a disagreement is a label of its own (`adjudicated`) that wins over the
     others, which are kept. Only erasure blanks a note.
     """
+
+    seal_kind = "label"
+    seal_fields = (
+        "verdict_id", "candidate_id", "labeler_id", "outcome", "alternatives", "note", "adjudicated",
+        "withdrawn_at", "created_at",
+    )  # fmt: skip
 
     verdict = models.ForeignKey(
         Verdict, on_delete=models.PROTECT, null=True, blank=True, related_name="labels"
@@ -51,9 +57,15 @@ class Label(TenantOwned):
         return f"label {self.pk}: {self.outcome}"
 
 
-class PolicyProposal(TenantOwned):
+class PolicyProposal(SealedTenantOwned):
     """A lead's proposal to adopt thresholds as the shadow or active policy, with the evidence
     it rests on; an admin (not the proposer) adopts or declines it. Kept whatever the outcome."""
+
+    seal_kind = "proposal"
+    seal_fields = (
+        "thresholds", "mode", "reason", "evidence", "proposed_by_id", "proposed_at", "decided_by_id",
+        "decided_at", "decision_note", "outcome", "policy_id",
+    )  # fmt: skip
 
     class Outcome(models.TextChoices):
         ADOPTED = "adopted", "Adopted"
@@ -79,9 +91,13 @@ class PolicyProposal(TenantOwned):
         return f"policy proposal {self.pk} ({self.outcome or 'open'})"
 
 
-class ReplaySet(TenantOwned):
+class ReplaySet(SealedTenantOwned):
     """A replay set imported from elsewhere (DESIGN §5 JSONL), kept verbatim once it validated
-    as a whole: the calibration page can score and sweep it in place of the labelled set."""
+    as a whole: the calibration page can score and sweep it in place of the labelled set.
+    An erasure blanks the free text of the cases that quote its subject's data."""
+
+    seal_kind = "replay_set"
+    seal_fields = ("name", "content", "cases", "imported_by_id", "created_at")
 
     name = models.CharField(max_length=200)
     content = models.TextField()

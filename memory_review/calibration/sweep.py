@@ -175,8 +175,12 @@ class Cases:
                         partial_min=partial_min, replace_min=replace_min, confirm_min=confirm_min,
                         contradict_max=contradict_max, margin=margin,
                     )  # fmt: skip
-                    kill_end = int(np.searchsorted(votes, policy.contradict_at, side="right"))
-                    confirm_start = max(kill_end, int(np.searchsorted(votes, policy.confirm_at, side="left")))
+                    # As decide() reads a vote: confirmed from confirm_at up, first; killed at or
+                    # below contradict_at among the rest (so a vote on an edge both share confirms).
+                    confirm_start = int(np.searchsorted(votes, policy.confirm_at, side="left"))
+                    kill_end = min(
+                        int(np.searchsorted(votes, policy.contradict_at, side="right")), confirm_start
+                    )
                     total = (
                         base
                         + killed[kill_end] - killed[0]

@@ -45,6 +45,7 @@ from memory_review.assessments.models import (
 )
 from memory_review.assessments.promotion import candidate_decide
 from memory_review.audit.models import Transition
+from memory_review.compliance import dual_control
 from memory_review.lifecycle import Actor, transition
 from memory_review.memories.models import (
     LIVE_STATUSES,
@@ -2074,7 +2075,14 @@ class _TenantSeeder:
             raise ValueError(f"{self.spec.slug}: unknown human action {step.action!r}")
         memory = self._memory(step.memory)
         actor = Actor.user(self.users[step.by]) if step.by else self.lead
-        if step.action == "forget":
+        if step.action == "forget" and self.spec.two_person_rule:
+            # As in the app: the lead asks, and the tenant's admin confirms.
+            asker = self.users[step.by or self.spec.lead]
+            asked = dual_control.request_forget(
+                memory=memory, reason=step.reason, seen_version=memory.row_version, by=asker
+            )
+            dual_control.confirm(request=asked, by=self._second_to(asker))
+        elif step.action == "forget":
             memory_forget(memory=memory, actor=actor, reason=step.reason, seen_version=memory.row_version)
         else:
             transition(
@@ -2084,6 +2092,13 @@ class _TenantSeeder:
                 reason=step.reason,
                 seen_version=memory.row_version,
             )
+
+    def _second_to(self, asker):
+        """Another lead or admin of the tenant, to confirm what `asker` asked."""
+        others = Membership.objects.filter(tenant=self.tenant, role__in=(Role.LEAD, Role.ADMIN)).exclude(
+            user=asker
+        )
+        return others.select_related("user").order_by("user__username").first().user
 
     def _propose(self, step: Propose) -> None:
         event = self.events[step.event]

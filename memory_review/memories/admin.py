@@ -3,23 +3,16 @@ screens, never an admin form (which would write `status` without an audit row)."
 
 from django.contrib import admin
 
+from memory_review.tenancy.admin import ReadOnlyAdmin
+
 from .models import Memory
 
 
 @admin.register(Memory)
-class MemoryAdmin(admin.ModelAdmin):
+class MemoryAdmin(ReadOnlyAdmin):
     list_display = ("subject", "kind", "status", "p_true", "flagged_at", "tenant", "updated_at")
     list_filter = ("status", "kind", "tenant")
     search_fields = ("subject",)
     list_select_related = ("tenant",)
     ordering = ("-updated_at", "-id")
     show_full_result_count = False
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False

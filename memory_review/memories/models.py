@@ -6,13 +6,14 @@ scope columns use NULL (never '') for "broader".
 """
 
 import hashlib
+from datetime import timedelta
 
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 
-from memory_review.tenancy.models import TenantOwned, TenantQuerySet
+from memory_review.tenancy.models import SealedTenantOwned, SealedTenantQuerySet, TenantOwned
 
 
 def content_hash(text: str) -> str:
@@ -43,8 +44,14 @@ class Scope(models.Model):
         return ", ".join(parts) or "tenant-wide"
 
 
-class SourceEvent(TenantOwned, Scope):
+class SourceEvent(SealedTenantOwned, Scope):
     """Append-only evidence: a message, tool result, document or policy change, verbatim."""
+
+    seal_kind = "event"
+    seal_fields = (
+        "source", "text", "text_hash", "user_id", "agent_id", "thread_id", "run_id", "occurred_at",
+        "erased_at", "created_at",
+    )  # fmt: skip
 
     class Source(models.TextChoices):
         CHAT = "chat", "Chat message"
@@ -98,7 +105,7 @@ def exact_scope(row: Scope) -> Q:
     return query
 
 
-class MemoryQuerySet(TenantQuerySet):
+class MemoryQuerySet(SealedTenantQuerySet):
     def live(self) -> "MemoryQuerySet":
         return self.filter(status__in=LIVE_STATUSES)
 
@@ -129,7 +136,16 @@ class MemoryQuerySet(TenantQuerySet):
         return self.filter(query)
 
 
-class Memory(TenantOwned, Scope):
+class Memory(SealedTenantOwned, Scope):
+    # Its words, scope and validity; status and row version are the transitions' to prove, and
+    # p_true, threshold_gap, flagged_* and last_checked_at are the queue's caches of its votes.
+    seal_kind = "memory"
+    seal_fields = (
+        "kind", "subject", "content", "content_hash", "confidence", "written_by", "source_event_id",
+        "channel", "version", "superseded_by_id", "valid_from", "valid_until", "deleted_at", "user_id",
+        "agent_id", "thread_id", "created_at",
+    )  # fmt: skip
+
     class Kind(models.TextChoices):
         FACT = "fact", "Fact"
         PREFERENCE = "preference", "Preference"
@@ -244,8 +260,11 @@ class MemoryTally(TenantOwned):
         return f"{self.n} {self.of_status} in tenant {self.tenant_id}"
 
 
-class MemoryLink(TenantOwned):
+class MemoryLink(SealedTenantOwned):
     """A directed typed edge between memories. Read backwards: is_superseded_by, is_refined_by..."""
+
+    seal_kind = "link"
+    seal_fields = ("src_id", "dst_id", "kind", "origin", "created_at")
 
     class Kind(models.TextChoices):
         SUPERSEDES = "supersedes", "supersedes"
@@ -283,8 +302,14 @@ class MemoryLink(TenantOwned):
         return f"{self.src_id} {self.kind} {self.dst_id}"
 
 
-class Erasure(TenantOwned):
+class Erasure(SealedTenantOwned):
     """A right-to-forget request and its proof: what was erased, how much, and a hash of it."""
+
+    seal_kind = "erasure"
+    seal_fields = (
+        "user_id", "requested_by", "reason", "confirmed_by", "memories_erased", "events_erased",
+        "candidates_erased", "labels_cleared", "proof_hash", "completed_at", "created_at",
+    )  # fmt: skip
 
     user_id = models.CharField(max_length=128)
     requested_by = models.CharField(max_length=120)
@@ -309,29 +334,56 @@ class Erasure(TenantOwned):
         return f"erasure {self.pk} for user {self.user_id}"
 
 
-class DualControl(TenantOwned):
+class DualControl(SealedTenantOwned):
     """A request that needs a second lead or admin where the tenant keeps the two-person rule:
-    erasing a person's data, or forgetting a memory. It lapses after a day; asking, confirming
-    and cancelling are all kept, with who and when."""
+    erasing a person's data, forgetting a memory, changing the tenant's security settings or its
+    members (compliance/security.py). It lapses after a day; asking, confirming and cancelling
+    are all kept, with who and when. A settings or membership change made where the tenant did not
+    keep the rule is kept too, as `applied` at once by the one person who made it."""
+
+    seal_kind = "dual_control"
+    seal_fields = (
+        "kind", "user_id", "memory_id", "seen_version", "reason", "requested_by_id", "requested_at",
+        "expires_at", "decided_by_id", "decided_at", "outcome", "erasure_id", "change",
+    )  # fmt: skip
 
     class Kind(models.TextChoices):
         ERASE = "erase", "Erase a person's data"
         FORGET = "forget", "Forget a memory"
+        SETTINGS = "settings", "Change the tenant's security settings"
+        MEMBERSHIP = "membership", "Change a member's role"
 
-    kind = models.CharField(max_length=8, choices=Kind.choices)
+    LIFETIME = timedelta(hours=24)  # a request lapses, unconfirmed, after a day
+
+    kind = models.CharField(max_length=16, choices=Kind.choices)
     user_id = models.CharField(max_length=128, null=True, blank=True, help_text="Whose data, for an erasure.")
     memory = models.ForeignKey(Memory, on_delete=models.PROTECT, null=True, blank=True, related_name="+")
     seen_version = models.PositiveIntegerField(null=True, blank=True, help_text="The memory's, when asked.")
     reason = models.CharField(max_length=1000)
-    requested_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    requested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="+",
+        help_text="Who asked; null: the command line (the host's operator).",
+    )
     requested_at = models.DateTimeField()
     expires_at = models.DateTimeField()
     decided_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
     )
     decided_at = models.DateTimeField(null=True, blank=True)
-    outcome = models.CharField(max_length=16, null=True, blank=True, help_text="confirmed or cancelled")
+    outcome = models.CharField(
+        max_length=16, null=True, blank=True, help_text="confirmed, cancelled, or applied (no rule held)"
+    )
     erasure = models.ForeignKey(Erasure, on_delete=models.PROTECT, null=True, blank=True, related_name="+")
+    change = models.JSONField(
+        null=True,
+        blank=True,
+        help_text='A settings change {"two_person_rule": [before, after]} or a membership change '
+        '{"user": id, "role": [before, after]} (null: not a member).',
+    )
 
     def __str__(self) -> str:
         return f"{self.kind} request {self.pk}"

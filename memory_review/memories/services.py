@@ -155,8 +155,13 @@ def link_create(*, src: Memory, dst: Memory, kind: str, origin: str) -> MemoryLi
 def memory_forget(
     *, memory: Memory, actor: Actor, reason: str, seen_version: int, request_id: str | None = None
 ) -> Memory:
-    """Erase the content; keep the row, its links and its audit trail."""
+    """Erase the content; keep the row, its links and its audit trail. The content goes first,
+    so the transition commits to what the memory holds after it (nothing, if the move is refused:
+    one transaction)."""
     action = "erase" if actor.kind == "system" else "forget"
+    now = timezone.now()
+    erased = {"content": ERASED, "content_hash": content_hash(ERASED), "deleted_at": now}
+    Memory.objects.filter(pk=memory.pk).update(**erased)
     transition(
         obj=memory,
         action=action,
@@ -164,10 +169,6 @@ def memory_forget(
         reason=reason,
         seen_version=seen_version,
         request_id=request_id,
-    )
-    now = timezone.now()
-    Memory.objects.filter(pk=memory.pk).update(
-        content=ERASED, content_hash=content_hash(ERASED), deleted_at=now
     )
     memory.content, memory.content_hash, memory.deleted_at = ERASED, content_hash(ERASED), now
     return memory

@@ -1,13 +1,14 @@
-"""State read from the database when Prometheus scrapes: per tenant, the review queue's depth,
-memories by status (the tallies the home page reads: one row per status) and assessments not
+"""State read from the database when Prometheus scrapes: per tenant, the review queue's depth and
+its oldest wait, memories by status (the tallies the home page reads: one row per status) and assessments not
 yet done. Cheap queries only, each under the tenant's row-level context."""
 
-from django.db.models import Count
+from django.db.models import Count, Min
+from django.utils import timezone
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
 from memory_review.assessments.models import Assessment
-from memory_review.memories.models import MemoryStatus, MemoryTally
+from memory_review.memories.models import Memory, MemoryStatus, MemoryTally
 from memory_review.tenancy.db_context import tenant_context
 from memory_review.tenancy.models import Tenant
 
@@ -27,6 +28,12 @@ class DomainCollector(Collector):
         assessments = GaugeMetricFamily(
             "memory_review_assessments", "Assessments queued, running or failed.", labels=["tenant", "state"]
         )
+        oldest = GaugeMetricFamily(
+            "memory_review_review_queue_oldest_wait_seconds",
+            "How long the oldest item in the review queue has waited (0 when it is empty).",
+            labels=["tenant"],
+        )
+        now = timezone.now()
         for tenant_id, slug in (
             Tenant.objects.filter(is_active=True).order_by("slug").values_list("pk", "slug")
         ):
@@ -39,6 +46,10 @@ class DomainCollector(Collector):
                     .annotate(n=Count("id"))
                     .order_by()
                 )
+                first = (
+                    Memory.objects.for_tenant(tenant_id).needs_review().aggregate(at=Min("flagged_at"))["at"]
+                )
+            oldest.add_metric([slug], (now - first).total_seconds() if first else 0.0)
             queue.add_metric([slug], tallies.get(MemoryStatus.NEEDS_REVIEW, 0))
             for status in MemoryStatus.values:
                 memories.add_metric([slug, status], tallies.get(status, 0))
@@ -47,3 +58,4 @@ class DomainCollector(Collector):
         yield queue
         yield memories
         yield assessments
+        yield oldest

@@ -50,7 +50,11 @@ APP_GRANTS: dict[str, Grant] = {
     ),
     "auth_user_groups": Grant(("SELECT", "INSERT", "DELETE")),
     "auth_user_user_permissions": Grant(("SELECT", "INSERT", "DELETE")),
-    "django_admin_log": Grant(APPEND),
+    "django_admin_log": Grant(
+        APPEND,
+        update_columns=("object_repr", "change_message"),
+        why="an erasure blanks its copies of a person's words",
+    ),
     "django_session": Grant(MANAGE, why="logging out and expiry delete sessions"),
     # Login throttling (django-axes): a reset deletes the attempts.
     "axes_accessattempt": Grant(MANAGE),
@@ -74,7 +78,9 @@ APP_GRANTS: dict[str, Grant] = {
     "memories_dualcontrol": Grant(WRITE),
     "assessments_policyversion": Grant(WRITE, why="a policy is retired, never deleted"),
     "assessments_assessment": Grant(WRITE),
-    "assessments_assessmentrestart": Grant(APPEND),
+    "assessments_assessmentrestart": Grant(
+        APPEND, update_columns=("reason", "previous_error"), why="an erasure blanks text quoting a person"
+    ),
     "assessments_verdict": Grant(APPEND, update_columns=("applied",), why="votes are never rewritten"),
     "assessments_promotioncandidate": Grant(WRITE),
     "calibration_label": Grant(
@@ -83,11 +89,25 @@ APP_GRANTS: dict[str, Grant] = {
         why="a label is never rewritten: undo withdraws it, and erasure blanks its note",
     ),
     "calibration_policyproposal": Grant(WRITE, why="proposals are decided, never deleted"),
-    "calibration_replayset": Grant(APPEND, why="an imported set is kept verbatim"),
+    "calibration_replayset": Grant(
+        APPEND,
+        update_columns=("name", "content"),
+        why="an imported set is kept verbatim, but for the text of cases an erasure blanks",
+    ),
     "review_claim": Grant(WRITE, why="claims are released, and kept as the record"),
+    "workflow_assignment": Grant(WRITE, why="an assignment is ended, never deleted"),
+    "workflow_assignmentrule": Grant(WRITE, why="a rule is removed by a date, and kept"),
+    "workflow_reviewtarget": Grant(WRITE, why="one row a tenant, changed in place by a lead"),
     # The audit trail.
-    "audit_transition": Grant(APPEND, why="append-only (a trigger refuses UPDATE and DELETE too)"),
-    "audit_auditchain": Grant(("SELECT", "INSERT"), update_columns=("seq", "head_hash")),
+    "audit_transition": Grant(
+        APPEND,
+        update_columns=("reason", "request_id", "erased_by"),
+        why="append-only (a trigger refuses UPDATE and DELETE too, but an erasure blanking the text)",
+    ),
+    "audit_seal": Grant(APPEND, why="the seals' ledger is append-only (a trigger refuses UPDATE and DELETE)"),
+    "audit_auditchain": Grant(
+        ("SELECT", "INSERT"), update_columns=("seq", "head_hash", "seal_seq", "seal_hash")
+    ),
     "audit_auditverification": Grant(APPEND),
 }
 

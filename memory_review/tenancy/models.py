@@ -4,19 +4,32 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
+from memory_review.audit.seals import Sealed, SealedQuerySet
 
-class Tenant(models.Model):
+
+class Tenant(Sealed):
+    seal_kind = "tenant"
+    seal_fields = ("slug", "name", "two_person_rule", "two_person_since", "is_active", "created_at")
+    seal_tenant = "pk"
+
     slug = models.SlugField(max_length=40, unique=True)
     name = models.CharField(max_length=120)
     two_person_rule = models.BooleanField(
         default=False,
         help_text="Erasing a person's data or forgetting a memory needs a second lead or admin.",
     )
+    two_person_since = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="When the two-person rule was last switched on or off (compliance/security.py).",
+    )
     is_active = models.BooleanField(
         default=True,
         help_text="An inactive tenant's pages and API answer 404, and the database refuses its context.",
     )
     created_at = models.DateTimeField(auto_now_add=True)
+
+    objects = SealedQuerySet.as_manager()
 
     def __str__(self) -> str:
         return self.slug
@@ -30,10 +43,15 @@ class Role(models.TextChoices):
     ADMIN = "admin", "Admin"
 
 
-class Membership(models.Model):
+class Membership(Sealed):
+    seal_kind = "membership"
+    seal_fields = ("user_id", "role")
+
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="memberships")
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships")
     role = models.CharField(max_length=16, choices=Role.choices)
+
+    objects = SealedQuerySet.as_manager()
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["tenant", "user"], name="membership_tenant_user_uq")]
@@ -85,8 +103,24 @@ class TenantOwned(models.Model):
         abstract = True
 
 
-class ApiToken(models.Model):
+class SealedTenantQuerySet(SealedQuerySet, TenantQuerySet):
+    pass
+
+
+class SealedTenantOwned(Sealed, TenantOwned):
+    """A tenant's row that a decision rests on: every write to it is sealed (audit/seals.py)."""
+
+    objects = SealedTenantQuerySet.as_manager()
+
+    class Meta:
+        abstract = True
+
+
+class ApiToken(Sealed):
     """A tenant's key for the agents' API. Only a hash is stored; the token is shown once."""
+
+    seal_kind = "api_token"
+    seal_fields = ("name", "prefix", "token_hash", "created_at", "expires_at", "revoked_at", "revoked_by")
 
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="api_tokens")
     name = models.CharField(max_length=80)
@@ -97,6 +131,8 @@ class ApiToken(models.Model):
     expires_at = models.DateTimeField(null=True, blank=True, help_text="None: until revoked.")
     revoked_at = models.DateTimeField(null=True, blank=True)
     revoked_by = models.CharField(max_length=120, null=True, blank=True)
+
+    objects = SealedQuerySet.as_manager()
 
     def __str__(self) -> str:
         return f"{self.name} ({self.prefix}…) for {self.tenant}"

@@ -1,9 +1,39 @@
--- Transitions are append-only in the database (SQLite and PostgreSQL get the same rule from
--- migration audit.0002). The hash chain shows tampering; this stops the ordinary kind.
+-- Transitions and seals are append-only in the database (SQLite and PostgreSQL get the same rules
+-- from migrations audit.0002 and audit.0007). The keyed chains show tampering; this stops the
+-- ordinary kind. One update is allowed on a transition: an erasure blanking its free text
+-- (reason to the ERASED marker, request id to NULL, erased_by set once), every other column as
+-- it was; the keyed hashes of the text (reason_mac, request_id_mac) stay and still verify.
 
 CREATE OR REPLACE TRIGGER audit_transition_append_only
   BEFORE UPDATE OR DELETE ON audit_transition
+  FOR EACH ROW
 BEGIN
-  RAISE_APPLICATION_ERROR(-20001, 'audit_transition is append-only');
+  IF UPDATING
+     AND :OLD.erased_by IS NULL AND :NEW.erased_by IS NOT NULL
+     AND :NEW.reason = '[erased]' AND :NEW.request_id IS NULL
+     AND :NEW.id = :OLD.id AND :NEW.tenant_id = :OLD.tenant_id AND :NEW.seq = :OLD.seq
+     AND DECODE(:NEW.memory_id, :OLD.memory_id, 1, 0) = 1
+     AND DECODE(:NEW.candidate_id, :OLD.candidate_id, 1, 0) = 1
+     AND :NEW.from_status = :OLD.from_status AND :NEW.to_status = :OLD.to_status
+     AND :NEW.action = :OLD.action AND :NEW.actor = :OLD.actor
+     AND DECODE(:NEW.reason_mac, :OLD.reason_mac, 1, 0) = 1
+     AND DECODE(:NEW.request_id_mac, :OLD.request_id_mac, 1, 0) = 1
+     AND DECODE(:NEW.content_hash, :OLD.content_hash, 1, 0) = 1
+     AND DECODE(:NEW.verdict_id, :OLD.verdict_id, 1, 0) = 1
+     AND DECODE(:NEW.row_version, :OLD.row_version, 1, 0) = 1
+     AND :NEW.created_at = :OLD.created_at AND :NEW.prev_hash = :OLD.prev_hash
+     AND :NEW.hash = :OLD.hash AND DECODE(:NEW.key_id, :OLD.key_id, 1, 0) = 1
+  THEN
+    NULL;  -- an erasure blanks the text; the keyed hashes beside it stay
+  ELSE     -- anything else, a condition that is unknown (NULL) included
+    RAISE_APPLICATION_ERROR(-20001, 'audit_transition is append-only');
+  END IF;
 END audit_transition_append_only;
+/
+
+CREATE OR REPLACE TRIGGER audit_seal_append_only
+  BEFORE UPDATE OR DELETE ON audit_seal
+BEGIN
+  RAISE_APPLICATION_ERROR(-20001, 'audit_seal is append-only');
+END audit_seal_append_only;
 /

@@ -21,8 +21,10 @@ END;
 GRANT SELECT, INSERT, UPDATE ON ASSESSMENTS_ASSESSMENT TO MEMORY_APP
 /
 
--- assessments_assessmentrestart: SELECT, INSERT
+-- assessments_assessmentrestart: an erasure blanks text quoting a person
 GRANT SELECT, INSERT ON ASSESSMENTS_ASSESSMENTRESTART TO MEMORY_APP
+/
+GRANT UPDATE (REASON, PREVIOUS_ERROR) ON ASSESSMENTS_ASSESSMENTRESTART TO MEMORY_APP
 /
 
 -- assessments_policyversion: a policy is retired, never deleted
@@ -42,15 +44,21 @@ GRANT UPDATE (APPLIED) ON ASSESSMENTS_VERDICT TO MEMORY_APP
 -- audit_auditchain: SELECT, INSERT
 GRANT SELECT, INSERT ON AUDIT_AUDITCHAIN TO MEMORY_APP
 /
-GRANT UPDATE (SEQ, HEAD_HASH) ON AUDIT_AUDITCHAIN TO MEMORY_APP
+GRANT UPDATE (SEQ, HEAD_HASH, SEAL_SEQ, SEAL_HASH) ON AUDIT_AUDITCHAIN TO MEMORY_APP
 /
 
 -- audit_auditverification: SELECT, INSERT
 GRANT SELECT, INSERT ON AUDIT_AUDITVERIFICATION TO MEMORY_APP
 /
 
--- audit_transition: append-only (a trigger refuses UPDATE and DELETE too)
+-- audit_seal: the seals' ledger is append-only (a trigger refuses UPDATE and DELETE)
+GRANT SELECT, INSERT ON AUDIT_SEAL TO MEMORY_APP
+/
+
+-- audit_transition: append-only (a trigger refuses UPDATE and DELETE too, but an erasure blanking the text)
 GRANT SELECT, INSERT ON AUDIT_TRANSITION TO MEMORY_APP
+/
+GRANT UPDATE (REASON, REQUEST_ID, ERASED_BY) ON AUDIT_TRANSITION TO MEMORY_APP
 /
 
 -- auth_group: admins manage groups in the admin site
@@ -103,12 +111,16 @@ GRANT UPDATE (WITHDRAWN_AT, NOTE) ON CALIBRATION_LABEL TO MEMORY_APP
 GRANT SELECT, INSERT, UPDATE ON CALIBRATION_POLICYPROPOSAL TO MEMORY_APP
 /
 
--- calibration_replayset: an imported set is kept verbatim
+-- calibration_replayset: an imported set is kept verbatim, but for the text of cases an erasure blanks
 GRANT SELECT, INSERT ON CALIBRATION_REPLAYSET TO MEMORY_APP
 /
+GRANT UPDATE (NAME, CONTENT) ON CALIBRATION_REPLAYSET TO MEMORY_APP
+/
 
--- django_admin_log: SELECT, INSERT
+-- django_admin_log: an erasure blanks its copies of a person's words
 GRANT SELECT, INSERT ON DJANGO_ADMIN_LOG TO MEMORY_APP
+/
+GRANT UPDATE (OBJECT_REPR, CHANGE_MESSAGE) ON DJANGO_ADMIN_LOG TO MEMORY_APP
 /
 
 -- django_content_type: the admin and permissions read it; migrate writes it
@@ -161,6 +173,18 @@ GRANT SELECT, INSERT, UPDATE, DELETE ON TENANCY_MEMBERSHIP TO MEMORY_APP
 
 -- tenancy_tenant: admins add tenants and change their settings; none is deleted
 GRANT SELECT, INSERT, UPDATE ON TENANCY_TENANT TO MEMORY_APP
+/
+
+-- workflow_assignment: an assignment is ended, never deleted
+GRANT SELECT, INSERT, UPDATE ON WORKFLOW_ASSIGNMENT TO MEMORY_APP
+/
+
+-- workflow_assignmentrule: a rule is removed by a date, and kept
+GRANT SELECT, INSERT, UPDATE ON WORKFLOW_ASSIGNMENTRULE TO MEMORY_APP
+/
+
+-- workflow_reviewtarget: one row a tenant, changed in place by a lead
+GRANT SELECT, INSERT, UPDATE ON WORKFLOW_REVIEWTARGET TO MEMORY_APP
 /
 
 GRANT EXECUTE ON MEMORY_CTX_PKG TO MEMORY_APP

@@ -17,7 +17,7 @@ from memory_review.assessments.invalidation import (
 from memory_review.assessments.models import Assessment, Disposition, Verdict
 from memory_review.assessments.services import policy_set_shadow
 from memory_review.assessments.standin import StandinConfig
-from memory_review.audit import chain
+from memory_review.audit import verification
 from memory_review.audit.models import Transition
 from memory_review.lifecycle import Actor, transition
 from memory_review.memories.models import Memory, MemoryLink
@@ -60,7 +60,7 @@ def test_a_superseding_event_moves_the_memory_it_bears_on_and_no_other(acme, pol
     assert verdicts[hours.pk].disposition == Disposition.UNRELATED and not verdicts[hours.pk].applied
     move = Transition.objects.get(memory=paris)
     assert (move.actor, move.verdict_id, move.action) == ("policy:v1", verdicts[paris.pk].pk, "supersede")
-    assert chain.verify(acme) is None
+    assert verification.problem_in(acme) is None
 
 
 def test_it_records_cost_tokens_latency_and_the_model_that_answered(acme, policy, jev, paris):

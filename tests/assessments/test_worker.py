@@ -20,7 +20,7 @@ from memory_review.assessments.invalidation import observe_event
 from memory_review.assessments.models import Assessment, Verdict
 from memory_review.assessments.standin import StandinConfig
 from memory_review.assessments.tasks import run_assessment
-from memory_review.audit import chain
+from memory_review.audit import verification
 from memory_review.audit.models import Transition
 from memory_review.celery import app as celery_app
 from memory_review.memories.models import Memory
@@ -62,6 +62,7 @@ class Workers:
             # The workers sign audit rows with the key this test verifies them with.
             "AUDIT_KEY": settings.AUDIT_KEY,
             "AUDIT_KEY_ID": settings.AUDIT_KEY_ID,
+            "AUDIT_CHECKPOINT_DIR": settings.AUDIT_CHECKPOINT_DIR,
             # A short lease, so the redelivered task can take over from the killed worker soon.
             "JEV_TIMEOUT_S": "5",
             "JEV_MAX_TRIES": "1",
@@ -152,7 +153,7 @@ def test_a_worker_killed_mid_assessment_hands_it_to_another_which_completes_it(
     assert Verdict.objects.filter(assessment=event_assessment).count() == 2
     assert Transition.objects.count() == 1
     assert Memory.objects.get(subject="delivery-address").status == "superseded"
-    assert chain.verify(acme) is None
+    assert verification.problem_in(acme) is None
 
 
 # The broker would hand the task back only after ten minutes: the reaper must not wait for it.
@@ -181,7 +182,7 @@ def test_a_killed_workers_assessment_finishes_within_a_minute_by_the_reaper(
     restart = AssessmentRestart.objects.get(assessment=event_assessment)
     assert restart.actor == "system:lease-reaper" and restart.previous_state == "running"
     assert Memory.objects.get(subject="delivery-address").status == "superseded"
-    assert chain.verify(acme) is None
+    assert verification.problem_in(acme) is None
 
 
 @pytest.mark.parametrize("workers", [WITH_BEAT], indirect=True)
@@ -197,7 +198,7 @@ def test_beat_expires_a_memory_past_its_ttl_without_an_event(acme, workers, tmp_
     wait_for(lambda: Memory.objects.get(pk=memory.pk).status == "expired", 30, "the sweep to expire it")
 
     assert Transition.objects.get(memory=memory, action="expire").actor == "system:ttl-sweep"
-    assert chain.verify(acme) is None
+    assert verification.problem_in(acme) is None
 
 
 @pytest.mark.parametrize("standin_config", [StandinConfig(latency_ms=800)])
@@ -215,7 +216,7 @@ def test_two_workers_handed_the_same_event_give_the_result_of_one(acme, event_as
     assert Verdict.objects.count() == 2
     assert Transition.objects.count() == 1
     assert standin.system_one_count == 2  # asked once (event + batch): the second worker found the votes
-    assert chain.verify(acme) is None
+    assert verification.problem_in(acme) is None
 
 
 def test_without_redis_the_worker_runs_on_the_broker_that_needs_no_server(
@@ -242,3 +243,20 @@ def test_without_redis_the_worker_runs_on_the_broker_that_needs_no_server(
     assert Verdict.objects.filter(assessment=event_assessment).count() == 2
     assert (tmp_path / "broker" / "control").is_dir()  # its exchange table, under VAR_DIR
     assert not (Path.cwd() / "control").exists()  # and nothing in the working directory
+
+
+@pytest.mark.parametrize("workers", [WITH_BEAT], indirect=True)
+def test_beat_verifies_and_checkpoints_a_fresh_install_within_a_minute_of_starting(
+    acme, workers, tmp_path, settings
+):
+    from memory_review.audit import checkpoints
+
+    started = time.monotonic()
+    workers.start("checkpointer")
+    workers.start_beat(tmp_path / "beat-schedule")
+
+    wait_for(lambda: checkpoints.path_for(acme).exists(), 60, "the first checkpoint")
+
+    assert time.monotonic() - started < 60
+    assert checkpoints.read(acme).lines == 1
+    assert verification.latest(acme).intact

@@ -1,15 +1,30 @@
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandError
 
 from memory_review.audit import checkpoints
+from memory_review.audit.context import acting_as
+from memory_review.audit.verification import verify_and_record
 from memory_review.tenancy.models import Tenant
 
 
 class Command(BaseCommand):
-    help = "Append a signed checkpoint of each tenant's audit chain head to AUDIT_CHECKPOINT_DIR."
+    help = (
+        "Verify each tenant's audit trail and, where it is intact, append a signed checkpoint of its "
+        "chains' heads to AUDIT_CHECKPOINT_DIR (a broken trail is never vouched for)."
+    )
 
     def handle(self, *args, **options):
-        for tenant in Tenant.objects.filter(is_active=True).order_by("slug"):
-            checkpoint = checkpoints.write(tenant)
-            self.stdout.write(
-                f"tenant {tenant.slug}: checkpoint at #{checkpoint.seq} ({checkpoint.hash[:12]}…)"
-            )
+        refused = 0
+        with acting_as("system:audit_checkpoint"):
+            for tenant in Tenant.objects.order_by("slug"):
+                result = verify_and_record(tenant, by="system:audit_checkpoint")
+                if not (result.intact or result.stale_only):
+                    refused += 1
+                    self.stderr.write(f"{result.problem}: no checkpoint written")
+                    continue
+                checkpoint = checkpoints.write(tenant)
+                self.stdout.write(
+                    f"tenant {tenant.slug}: checkpoint at transition #{checkpoint.seq} "
+                    f"({checkpoint.hash[:12]}…), seal #{checkpoint.seal_seq}"
+                )
+        if refused:
+            raise CommandError(f"no checkpoint for {refused} tenant(s) whose trail is broken")

@@ -19,6 +19,7 @@ from memory_review.api.schemas import EventIn, MemoryIn, error_fields
 from memory_review.assessments.invalidation import observe_event
 from memory_review.lifecycle import LifecycleError
 from memory_review.memories.models import SourceEvent
+from memory_review.params import TooDeep, json_loads
 from memory_review.tenancy.db_context import tenant_context
 from memory_review.tenancy.models import Tenant
 
@@ -54,7 +55,9 @@ class Command(BaseCommand):
                 continue
             where = f"{path} line {number}"
             try:
-                data = json.loads(line)
+                data = json_loads(line)
+            except TooDeep as exc:
+                raise CommandError(f"{where}: not valid JSON ({exc})") from exc
             except json.JSONDecodeError as exc:
                 raise CommandError(f"{where}: not valid JSON ({exc.msg})") from exc
             if not isinstance(data, dict) or data.get("type") not in ("event", "memory"):

@@ -1,45 +1,58 @@
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
+from memory_review.compliance import dual_control
+from memory_review.compliance.erasure import erase_subject
 from memory_review.lifecycle import Actor, LifecycleError
-from memory_review.memories.erasure import erase_subject
 from memory_review.tenancy.db_context import tenant_context
 from memory_review.tenancy.models import Membership, Tenant
 
 
 class Command(BaseCommand):
     help = (
-        "Right to forget: erase a person's events, memories, candidates and label notes in a tenant, in "
-        "one transaction, keeping the rows, their audit trail and a proof. Where the tenant keeps the "
-        "two-person rule, name the lead or admin who asked and another who confirms."
+        "Right to forget: erase a person's events, memories, candidates and every copy of their words "
+        "in a tenant, in one transaction, keeping the rows, their audit trail and a proof. Where the "
+        "tenant keeps the two-person rule this only asks: a second lead or admin confirms in the app "
+        "(the erasures page), signed in; the command line never names who confirms."
     )
 
     def add_arguments(self, parser):
         parser.add_argument("--tenant", required=True, metavar="SLUG")
         parser.add_argument("--user-id", required=True, help="the scope user id whose data is erased")
         parser.add_argument("--reason", required=True, help="why (kept with the proof; never quote the data)")
-        parser.add_argument("--requested-by", metavar="USERNAME", help="the lead or admin who asked")
         parser.add_argument(
-            "--confirmed-by", metavar="USERNAME", help="the second lead or admin (two-person rule)"
+            "--requested-by", metavar="USERNAME", help="the lead or admin who asked (recorded as asking)"
+        )
+        parser.add_argument(
+            "--confirmed-by", metavar="USERNAME", help="refused: the second person confirms in the app"
         )
 
     def handle(self, *args, tenant, user_id, reason, requested_by=None, confirmed_by=None, **options):
+        if confirmed_by:
+            raise CommandError(
+                "--confirmed-by is not taken: a second lead or admin confirms in the app, signed in "
+                "(the erasures page), so no record names a confirmer who did not act"
+            )
         found = Tenant.objects.filter(slug=tenant).first()
         if found is None:
             raise CommandError(f"no tenant with slug {tenant!r}")
         asked = self._lead(found, requested_by) if requested_by else None
-        confirmed = self._lead(found, confirmed_by) if confirmed_by else None
-        if found.two_person_rule and (asked is None or confirmed is None or asked == confirmed):
-            raise CommandError(
-                f"{found.slug} keeps the two-person rule: name the lead or admin who asked "
-                "(--requested-by) and another who confirms (--confirmed-by)"
-            )
         with tenant_context(found.pk):
             try:
+                if found.two_person_rule:
+                    request = dual_control.request_erasure(
+                        tenant=found, user_id=user_id, reason=reason, by=asked
+                    )
+                    other = f" other than {asked.username}" if asked else ""
+                    self.stdout.write(
+                        f"{found.slug} keeps the two-person rule: erasure of {user_id} asked (request "
+                        f"{request.pk}); a lead or admin{other} confirms it at /t/{found.slug}/erasures/ "
+                        f"by {request.expires_at:%Y-%m-%d %H:%M} UTC"
+                    )
+                    return
                 erasure = erase_subject(
                     tenant=found, user_id=user_id, reason=reason,
                     requested_by=str(Actor.user(asked)) if asked else "system:erase_subject",
-                    confirmed_by=str(Actor.user(confirmed)) if confirmed else None,
                 )  # fmt: skip
             except LifecycleError as exc:
                 raise CommandError(str(exc)) from exc

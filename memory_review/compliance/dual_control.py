@@ -1,20 +1,21 @@
-"""The two-person rule: where a tenant keeps it, erasing a person's data and forgetting a memory
-take a second lead or admin. The first asks; the request waits a day; another confirms (and it
-happens then) or anyone with the right cancels it. Every step is kept."""
-
-from datetime import timedelta
+"""The two-person rule: where a tenant keeps it, erasing a person's data, forgetting a memory and
+changing the tenant's security settings or members (compliance/security.py) take a second lead
+or admin. The first asks (in the app, or from the command line); the request waits a day; another
+confirms (and it happens then) or anyone with the right cancels it. Every step is kept, and no
+record names a confirmer who did not confirm here, signed in."""
 
 from django.db import transaction
 from django.utils import timezone
 
 from memory_review.lifecycle import Actor, LifecycleError
-from memory_review.tenancy.models import Tenant
+from memory_review.memories.models import DualControl, Memory
+from memory_review.memories.services import memory_forget
+from memory_review.tenancy.models import Membership, Role, Tenant
 
+from . import security
 from .erasure import erase_subject
-from .models import DualControl, Memory
-from .services import memory_forget
 
-LIFETIME = timedelta(hours=24)
+LIFETIME = DualControl.LIFETIME
 
 
 class DualControlError(LifecycleError):
@@ -32,6 +33,7 @@ def pending(tenant: Tenant, now=None):
 
 
 def request_erasure(*, tenant: Tenant, user_id: str, reason: str, by) -> DualControl:
+    """`by` is the admin who asks, or None for the command line (the host's operator)."""
     if not (user_id or "").strip() or not (reason or "").strip():
         raise DualControlError("an erasure needs the user id and a reason")
     return _ask(tenant=tenant, kind=DualControl.Kind.ERASE, user_id=user_id.strip(), reason=reason, by=by)
@@ -62,12 +64,20 @@ def confirm(*, request: DualControl, by, request_id: str | None = None) -> DualC
     row = _open(request)
     if row.requested_by_id == by.pk:
         raise DualControlError("the two-person rule needs someone other than the person who asked")
-    asked = f"asked by user {row.requested_by_id} at {row.requested_at:%Y-%m-%d %H:%M} UTC"
+    if not Membership.objects.filter(tenant=row.tenant, user=by, role__in=(Role.LEAD, Role.ADMIN)).exists():
+        raise DualControlError("only a lead or an admin of this tenant may confirm")
+    who = f"user {row.requested_by_id}" if row.requested_by_id else "the command line"
+    asked = f"asked by {who} at {row.requested_at:%Y-%m-%d %H:%M} UTC"
     if row.kind == DualControl.Kind.ERASE:
         row.erasure = erase_subject(
             tenant=row.tenant, user_id=row.user_id, reason=row.reason,
-            requested_by=str(Actor.user(row.requested_by)), confirmed_by=str(Actor.user(by)),
+            requested_by=str(Actor.user(row.requested_by)) if row.requested_by else "system:erase_subject",
+            confirmed_by=str(Actor.user(by)),
         )  # fmt: skip
+    elif row.kind in (DualControl.Kind.SETTINGS, DualControl.Kind.MEMBERSHIP):
+        security.check_confirmer(row, by)
+        row.decided_by, row.decided_at = by, timezone.now()
+        security.apply(row)
     else:
         memory_forget(
             memory=row.memory, actor=Actor.user(by), seen_version=row.seen_version, request_id=request_id,
@@ -95,6 +105,6 @@ def _open(request: DualControl) -> DualControl:
 
 
 def _decide(row: DualControl, by, outcome: str) -> DualControl:
-    row.decided_by, row.decided_at, row.outcome = by, timezone.now(), outcome
+    row.decided_by, row.decided_at, row.outcome = by, row.decided_at or timezone.now(), outcome
     row.save(update_fields=["decided_by", "decided_at", "outcome", "erasure"])
     return row

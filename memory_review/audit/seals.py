@@ -1,0 +1,384 @@
+"""Seals: a keyed record of every row a decision rests on (docs/audit.md, "Seals").
+
+A model that subclasses `Sealed` names the columns its seal covers (`seal_fields`). Every write
+to such a row through the ORM (save, create, update, bulk_create, bulk_update, delete) appends, in
+the same transaction, one row per row written to the tenant's ledger (`audit.Seal`): the row's
+kind and id, what happened, who wrote it, and a digest: HMAC-SHA256, under the audit key, of the
+sealed columns as the database holds them after the write (read back, so the digest is computed
+from exactly what verification will read). Ledger rows form a keyed per-tenant chain like the
+transitions' and each records how far the transitions' chain had reached, binding the two.
+
+Verification (audit/checks.py) compares every sealed row with its latest seal: a row edited
+around the application no longer matches its digest, a row inserted around it has no seal, a
+sealed row deleted leaves a seal without a row, and a row put back as it once was differs from
+its latest seal. The key never lives in the database, so none of that can be repaired there.
+
+A write and its seal commit or fail together: the blocks here join the caller's transaction
+without savepoints of their own (each would cost two round trips on every sealed write).
+
+This module is the lowest of the audit trail: models of every layer subclass `Sealed`, so it
+imports no model; it finds the ledger's models through the app registry.
+"""
+
+import hashlib
+import hmac
+import math
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager, nullcontext
+from contextvars import ContextVar
+from datetime import UTC, date, datetime
+from typing import ClassVar
+
+from django.apps import apps
+from django.db import IntegrityError, connections, models, router, transaction
+from django.utils import timezone
+
+from memory_review.tenancy.db_context import current_tenant, tenant_context
+
+from .context import current_actor
+from .heads import GENESIS, ChainBroken, canonical, lock_head
+from .keys import Keyring, keyring
+
+CREATE, CHANGE, ERASE, DELETE, BASELINE = "create", "change", "erase", "delete", "baseline"
+DELETED_DIGEST_FIELDS = {"deleted": True}
+
+
+class Sealed(models.Model):
+    """A row whose every write is sealed. Subclasses set `seal_kind` (a short stable name, kept
+    in the ledger) and `seal_fields` (attribute names: `memory_id`, not `memory`)."""
+
+    seal_kind: ClassVar[str] = ""
+    seal_fields: ClassVar[tuple[str, ...]] = ()
+    # The column naming the tenant whose ledger seals the row ("pk" for the tenant itself).
+    seal_tenant: ClassVar[str] = "tenant_id"
+
+    class Meta:
+        abstract = True
+
+    def save(self, *args, **kwargs):
+        update_fields = kwargs.get("update_fields")
+        action = CREATE if self._state.adding else CHANGE
+        using = kwargs.get("using") or router.db_for_write(type(self), instance=self)
+        with transaction.atomic(using=using, savepoint=False):
+            super().save(*args, **kwargs)
+            if update_fields is None or touches(type(self), update_fields):
+                seal_objects(type(self), [self], action, using=using)
+
+    def delete(self, *args, **kwargs):
+        using = kwargs.get("using") or router.db_for_write(type(self), instance=self)
+        with transaction.atomic(using=using, savepoint=False):
+            gone = [(self.pk, _tenant_of(self))]
+            result = super().delete(*args, **kwargs)
+            seal_deleted(type(self), gone, using=using)
+        return result
+
+
+class SealedQuerySet(models.QuerySet):
+    """Bulk writes seal what they wrote, as `Sealed.save()` does for one row."""
+
+    def update(self, **kwargs):
+        if not touches(self.model, kwargs):
+            return super().update(**kwargs)
+        with transaction.atomic(using=self.db, savepoint=False):
+            # `of`: a filter across a nullable join would otherwise lock (or, on PostgreSQL, refuse) more.
+            pks = list(self.order_by().select_for_update(of=("self",)).values_list("pk", flat=True))
+            count = self.model._base_manager.using(self.db).filter(pk__in=pks).update(**kwargs)
+            seal_rows(self.model, pks, CHANGE, using=self.db)
+        return count
+
+    update.alters_data = True
+
+    def bulk_create(self, objs, *args, **kwargs):
+        objs = list(objs)
+        with transaction.atomic(using=self.db, savepoint=False):
+            if not connections[self.db].features.can_return_rows_from_bulk_insert:
+                for obj in objs:  # Oracle returns no ids from a bulk insert: one at a time
+                    obj.save(force_insert=True, using=self.db)
+                return objs
+            created = super().bulk_create(objs, *args, **kwargs)
+            seal_objects(self.model, created, CREATE, using=self.db)
+        return created
+
+    def bulk_update(self, objs, fields, *args, **kwargs):
+        objs = list(objs)
+        if not touches(self.model, fields):
+            return super().bulk_update(objs, fields, *args, **kwargs)
+        with transaction.atomic(using=self.db, savepoint=False):
+            count = super().bulk_update(objs, fields, *args, **kwargs)
+            # Read back: the values may be expressions the database computed.
+            seal_rows(self.model, [obj.pk for obj in objs], CHANGE, using=self.db)
+        return count
+
+    def delete(self):
+        with transaction.atomic(using=self.db, savepoint=False):
+            gone = list(self.order_by().values_list("pk", _tenant_column(self.model)))
+            result = super().delete()
+            seal_deleted(self.model, gone, using=self.db)
+        return result
+
+    delete.alters_data = True
+
+
+def sealed_models() -> list[type[Sealed]]:
+    """Every sealed model, in a fixed order (verification walks them in it)."""
+    return sorted(
+        (model for model in apps.get_models() if issubclass(model, Sealed)), key=lambda m: m.seal_kind
+    )
+
+
+def model_for(kind: str) -> type[Sealed] | None:
+    return next((model for model in sealed_models() if model.seal_kind == kind), None)
+
+
+def touches(model: type[Sealed], names: Iterable[str]) -> bool:
+    """Whether writing these fields (names or attribute names) changes what the seal covers."""
+    attnames = {model._meta.get_field(name).attname for name in names}
+    return bool(attnames & set(model.seal_fields))
+
+
+# -- digests ---------------------------------------------------------------------------------
+
+
+def _float(value) -> float | str:
+    value = float(value)
+    # Fifteen significant digits survive every backend's storage (Oracle's NUMBER included).
+    return float(f"{value:.15g}") if math.isfinite(value) else str(value)
+
+
+def _json(value):
+    if isinstance(value, float):
+        return _float(value)
+    if isinstance(value, dict):
+        return {str(key): _json(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_json(item) for item in value]
+    return value
+
+
+def _text(value):
+    return value if value not in (None, "") else None  # '' is NULL on Oracle
+
+
+def _moment(value):
+    if isinstance(value, datetime):
+        if timezone.is_naive(value):
+            value = timezone.make_aware(value, UTC)
+        return value.astimezone(UTC).isoformat(timespec="microseconds")
+    return value.isoformat() if isinstance(value, date) else value
+
+
+def _converter(field: models.Field) -> Callable:
+    """How a column's value enters the digest: the same on every backend for the same value,
+    and the same for a value as assigned before a save (a string for a date, say) as read back."""
+    if isinstance(field, models.FloatField):
+        return _float
+    if isinstance(field, models.DateTimeField | models.DateField):
+        return lambda value: _moment(field.to_python(value) if isinstance(value, str) else value)
+    if isinstance(field, models.JSONField):
+        return _json
+    if isinstance(field, models.BooleanField):
+        return bool
+    if isinstance(field, models.CharField | models.TextField):
+        return _text
+    if isinstance(field, models.DecimalField):
+        return lambda value: format(value.normalize(), "f")
+    return int  # integers and foreign keys
+
+
+def converters(model: type[Sealed]) -> list[Callable]:
+    cache = model.__dict__.get("_seal_converters")
+    if cache is None:
+        fields = [next(f for f in model._meta.concrete_fields if f.attname == n) for n in model.seal_fields]
+        cache = [_converter(field) for field in fields]
+        model._seal_converters = cache
+    return cache
+
+
+def digest(model: type[Sealed], pk: int, tenant_id: int, values: Sequence, key: bytes) -> str:
+    """HMAC-SHA256 of a row's sealed columns, as read by `rows()`."""
+    fields = {
+        name: None if value is None else convert(value)
+        for name, value, convert in zip(model.seal_fields, values, converters(model), strict=True)
+    }
+    payload = {"kind": model.seal_kind, "id": pk, "tenant_id": tenant_id, "fields": fields}
+    return hmac.new(key, canonical(payload), hashlib.sha256).hexdigest()
+
+
+def deleted_digest(model: type[Sealed], pk: int, tenant_id: int, key: bytes) -> str:
+    payload = {"kind": model.seal_kind, "id": pk, "tenant_id": tenant_id, "fields": DELETED_DIGEST_FIELDS}
+    return hmac.new(key, canonical(payload), hashlib.sha256).hexdigest()
+
+
+def _tenant_column(model: type[Sealed]) -> str:
+    return "pk" if model.seal_tenant == "pk" else model.seal_tenant
+
+
+def _tenant_of(obj: Sealed) -> int:
+    return obj.pk if obj.seal_tenant == "pk" else getattr(obj, obj.seal_tenant)
+
+
+def rows(queryset, *, chunk_size: int = 2000) -> Iterator[tuple[int, int, tuple]]:
+    """(pk, tenant id, sealed values) for each row: what digests are computed from, at write
+    time and at verification alike."""
+    model = queryset.model
+    if model.seal_tenant == "pk":
+        for pk, *values in queryset.values_list("pk", *model.seal_fields).iterator(chunk_size=chunk_size):
+            yield pk, pk, tuple(values)
+    else:
+        names = ("pk", model.seal_tenant, *model.seal_fields)
+        for pk, tenant_id, *values in queryset.values_list(*names).iterator(chunk_size=chunk_size):
+            yield pk, tenant_id, tuple(values)
+
+
+# -- writing ---------------------------------------------------------------------------------
+
+
+def seal_objects(model: type[Sealed], objs: Iterable[Sealed], action: str, *, using: str = "default") -> None:
+    """Seal rows just saved from these instances (their values are what was written)."""
+    found = (
+        (obj.pk, _tenant_of(obj), tuple(getattr(obj, name) for name in model.seal_fields)) for obj in objs
+    )
+    _seal(model, found, action, using=using)
+
+
+def seal_rows(model: type[Sealed], pks: Iterable[int], action: str, *, using: str = "default") -> None:
+    """Seal these rows as the database now holds them, read back (after an UPDATE whose values
+    the database computed)."""
+    pks = list(pks)
+    if pks:
+        _seal(
+            model,
+            rows(model._base_manager.using(using).filter(pk__in=pks).order_by("pk")),
+            action,
+            using=using,
+        )
+
+
+def _seal(model: type[Sealed], found: Iterable[tuple[int, int, tuple]], action: str, *, using: str) -> None:
+    ring = keyring()
+    key = ring.key(ring.current)
+    erasure = _erasure.get()
+    if erasure is not None and action == CHANGE:
+        action = ERASE
+    entries = defaultdict(list)
+    for pk, tenant_id, values in found:
+        entries[tenant_id].append((model.seal_kind, pk, action, digest(model, pk, tenant_id, values, key)))
+    for tenant_id, tenant_entries in entries.items():
+        append(tenant_id, tenant_entries, ring=ring, erasure=erasure, using=using)
+
+
+# Writes made for an erasure are sealed as `erase`, naming it (compliance/erasure.py).
+_erasure: ContextVar[int | None] = ContextVar("sealing_erasure", default=None)
+
+
+@contextmanager
+def erasing(erasure_id: int) -> Iterator[None]:
+    token = _erasure.set(erasure_id)
+    try:
+        yield
+    finally:
+        _erasure.reset(token)
+
+
+def seal_deleted(model: type[Sealed], gone: Iterable[tuple[int, int]], *, using: str = "default") -> None:
+    ring = keyring()
+    key = ring.key(ring.current)
+    entries = defaultdict(list)
+    for pk, tenant_id in gone:
+        entries[tenant_id].append((model.seal_kind, pk, DELETE, deleted_digest(model, pk, tenant_id, key)))
+    for tenant_id, tenant_entries in entries.items():
+        append(tenant_id, tenant_entries, ring=ring, using=using)
+
+
+def seal_hash(row, ring: Keyring | None = None) -> str:
+    """A ledger row's own HMAC, over its canonical form (docs/audit.md)."""
+    key = (ring or keyring()).key(row.key_id)
+    if key is None:
+        raise ChainBroken(f"seal #{row.seq} is signed with key {row.key_id!r}, which is not in the keyring")
+    return hmac.new(key, canonical(seal_payload(row)), hashlib.sha256).hexdigest()
+
+
+SEAL_FIELDS = (
+    "tenant_id", "seq", "kind", "object_id", "action", "digest", "trail_seq", "actor", "erasure",
+    "prev_hash", "key_id",
+)  # fmt: skip
+
+
+def seal_payload(row) -> dict:
+    """A ledger row's canonical fields, from a row read back (attributes)."""
+    return _payload({name: getattr(row, name) for name in (*SEAL_FIELDS, "created_at")})
+
+
+def _payload(values: dict) -> dict:
+    payload = {name: values[name] for name in SEAL_FIELDS}
+    payload["created_at"] = values["created_at"].astimezone(UTC).isoformat(timespec="microseconds")
+    return payload
+
+
+LEDGER_COLUMNS = (*SEAL_FIELDS, "created_at", "hash")
+
+
+def _insert(rows: list[dict], *, using: str) -> None:
+    """The batch in as few statements as the backend allows (its own multi-row INSERT syntax),
+    the values as they are (strings, integers, one time adapted by the backend): the ORM's model
+    instances and per-value preparation cost more than the seals' HMACs."""
+    seal_model = apps.get_model("audit", "Seal")
+    connection = connections[using]
+    ops, quote = connection.ops, connection.ops.quote_name
+    fields = [seal_model._meta.get_field(name) for name in LEDGER_COLUMNS]
+    values = [
+        [
+            *(row[name] for name in LEDGER_COLUMNS[:-2]),
+            ops.adapt_datetimefield_value(row["created_at"]),
+            row["hash"],
+        ]
+        for row in rows
+    ]
+    into = f"INSERT INTO {quote(seal_model._meta.db_table)} ({', '.join(quote(f.column) for f in fields)}) "
+    size = max(1, ops.bulk_batch_size(fields, values))
+    with connection.cursor() as cursor:
+        for start in range(0, len(values), size):
+            batch = values[start : start + size]
+            sql = ops.bulk_insert_sql(fields, [["%s"] * len(fields)] * len(batch))
+            cursor.execute(into + sql, [value for row in batch for value in row])
+
+
+def append(
+    tenant_id: int,
+    entries: list[tuple[str, int, str, str]],
+    *,
+    ring: Keyring,
+    erasure: int | None = None,
+    using: str = "default",
+) -> None:
+    """Chain (kind, object id, action, digest) entries onto the tenant's ledger."""
+    # The ledger and its head are tenant rows: row-level security wants the tenant named, even
+    # when the write comes from the admin site or a command that set none.
+    named = nullcontext() if current_tenant() == tenant_id else tenant_context(tenant_id)
+    key = ring.key(ring.current)
+    with transaction.atomic(using=using, savepoint=False), named:
+        head = lock_head(tenant_id)
+        now, actor = timezone.now(), current_actor()
+        seq, prev = head.seal_seq, head.seal_hash or GENESIS
+        rows = []
+        for kind, object_id, action, row_digest in entries:
+            seq += 1
+            row = dict(
+                tenant_id=tenant_id, seq=seq, kind=kind, object_id=object_id, action=action,
+                digest=row_digest, trail_seq=head.seq, actor=actor, erasure=erasure, created_at=now,
+                prev_hash=prev, key_id=ring.current,
+            )  # fmt: skip
+            row["hash"] = prev = hmac.new(key, canonical(_payload(row)), hashlib.sha256).hexdigest()
+            rows.append(row)
+        try:
+            with transaction.atomic(using=using, savepoint=False):
+                _insert(rows, using=using)
+        except IntegrityError as exc:  # the seq after the head is taken: a row written around us
+            raise ChainBroken(
+                f"the seals' ledger has a row beyond its head (#{head.seal_seq}), written around the "
+                "application or left by a rolled-back head: run verify_audit; nothing can change until "
+                "an operator resolves it"
+            ) from exc
+        head.seal_seq, head.seal_hash = seq, prev
+        head.save(update_fields=["seal_seq", "seal_hash"])

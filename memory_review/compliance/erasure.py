@@ -1,0 +1,247 @@
+"""The right to forget, with proof (issue 7, DESIGN §2): one transaction erases a person's
+events, every memory scoped to them or written from their events, the promotion candidates that
+cite either, and every copy of their words (issue 14, item 4; `blank_copies`). Rows stay, as
+`deleted` or `[erased]`, with their audit trail: every memory change is a transition by
+`system:erasure`, whose reason cites the erasure and never the content. The Erasure row keeps the
+counts and a proof hash over the erased rows' ids and prior content hashes (never the content), for
+auditors; each blanked sealed row gets an `erase` seal naming the erasure (audit/seals.py)."""
+
+import hashlib
+import json
+import re
+from collections.abc import Iterable
+
+from django.contrib.admin.models import LogEntry
+from django.contrib.contenttypes.models import ContentType
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from memory_review.assessments.models import (
+    Assessment,
+    AssessmentRestart,
+    CandidateStatus,
+    PolicyVersion,
+    PromotionCandidate,
+)
+from memory_review.audit import chain, seals
+from memory_review.audit.models import Transition
+from memory_review.calibration.models import Label, PolicyProposal, ReplaySet
+from memory_review.lifecycle import Actor, LifecycleError, permits, transition
+from memory_review.memories.models import DualControl, Erasure, Memory, SourceEvent, content_hash
+from memory_review.memories.services import ERASED, clean_scope
+from memory_review.tenancy.models import Tenant
+from memory_review.workflow.models import Claim
+
+ERASER = Actor.system("erasure")
+
+
+class ErasureRefused(LifecycleError):
+    pass
+
+
+@transaction.atomic
+def erase_subject(
+    *, tenant: Tenant, user_id: str, reason: str, requested_by: str, confirmed_by: str | None = None
+) -> Erasure:
+    """Erase everything of `user_id` in `tenant`, or nothing (one transaction)."""
+    user_id = clean_scope(user_id)
+    if not user_id:
+        raise ErasureRefused("an erasure needs the user id whose data is to be erased")
+    if not reason or not reason.strip():
+        raise ErasureRefused("an erasure needs a reason (kept with its proof)")
+    now = timezone.now()
+    erasure = Erasure.objects.create(
+        tenant=tenant,
+        user_id=user_id,
+        requested_by=requested_by,
+        confirmed_by=confirmed_by,
+        reason=reason.strip(),
+    )
+    with seals.erasing(erasure.pk):
+        return _erase(tenant, erasure, user_id, now)
+
+
+def _erase(tenant: Tenant, erasure: Erasure, user_id: str, now) -> Erasure:
+    events = list(
+        SourceEvent.objects.for_tenant(tenant).filter(user_id=user_id).select_for_update().order_by("pk")
+    )
+    memories = list(
+        Memory.objects.for_tenant(tenant)
+        .filter(Q(user_id=user_id) | Q(source_event__user_id=user_id))
+        .order_by("pk")
+    )
+    candidates = list(
+        PromotionCandidate.objects.for_tenant(tenant)
+        .filter(
+            Q(user_id=user_id) | Q(source_event__user_id=user_id) | Q(memory__in=[m.pk for m in memories])
+        )
+        .order_by("pk")
+    )
+    proof = [f"event:{e.pk}:{e.text_hash}" for e in events]
+    proof += [f"memory:{m.pk}:{m.content_hash}" for m in memories]
+    proof += [f"candidate:{c.pk}:{c.claim_hash}" for c in candidates]
+    words = [e.text for e in events] + [m.content for m in memories] + [c.claim for c in candidates]
+    erasure.labels_cleared = blank_copies(
+        tenant,
+        erasure,
+        quotes(words),
+        memories=[m.pk for m in memories],
+        events=[e.pk for e in events],
+        candidates=[c.pk for c in candidates],
+    )
+
+    why = f"right-to-forget erasure {erasure.pk} for user {user_id}"  # never the content
+    for memory in memories:
+        if permits(memory, "system", "erase"):
+            transition(obj=memory, action="erase", actor=ERASER, reason=why, seen_version=memory.row_version)
+    Memory.objects.filter(pk__in=[m.pk for m in memories]).update(
+        content=ERASED, subject=ERASED, content_hash=content_hash(ERASED), deleted_at=now
+    )
+    for candidate in candidates:
+        if candidate.status in (CandidateStatus.PROPOSED, CandidateStatus.NEEDS_REVIEW):
+            transition(
+                obj=candidate, action="erase", actor=ERASER, reason=why, seen_version=candidate.row_version
+            )
+    PromotionCandidate.objects.filter(pk__in=[c.pk for c in candidates]).update(
+        claim=ERASED, subject=ERASED, claim_hash=content_hash(ERASED)
+    )
+    SourceEvent.objects.filter(pk__in=[e.pk for e in events]).update(
+        text=ERASED, text_hash=content_hash(ERASED), erased_at=now
+    )
+    erasure.memories_erased, erasure.events_erased, erasure.candidates_erased = (
+        len(memories),
+        len(events),
+        len(candidates),
+    )
+    erasure.proof_hash = hashlib.sha256("\n".join(sorted(proof)).encode()).hexdigest()
+    erasure.completed_at = now
+    erasure.save()
+    return erasure
+
+
+# -- every copy of their words ---------------------------------------------------------------------
+
+# A quote is a whole text of theirs, or a sentence or clause of it at least this long with at least
+# two words: long enough not to match other people's ordinary phrases, short enough to catch a
+# phone number or a sentence typed into a reason.
+QUOTE_MIN_CHARS = 12
+_CLAUSES = re.compile(r"[.!?;:,()\n]+")
+
+
+def quotes(texts: Iterable[str]) -> list[str]:
+    """The fragments of these texts that count as quoting them, longest first."""
+    found = set()
+    for text in texts:
+        if not text or text == ERASED:
+            continue
+        found.add(text.strip())
+        for sentence in re.split(r"(?<=[.!?])\s+|\n+", text):
+            found.add(sentence.strip())
+        for clause in _CLAUSES.split(text):
+            found.add(clause.strip())
+    kept = [q for q in found if len(q) >= QUOTE_MIN_CHARS and len(q.split()) >= 2]
+    return sorted(kept, key=len, reverse=True)
+
+
+def quoting(column: str, fragments: list[str]) -> Q:
+    """Rows whose `column` contains any of the fragments."""
+    found = Q(pk__in=[])
+    for fragment in fragments:
+        found |= Q(**{f"{column}__contains": fragment})
+    return found
+
+
+def holds_quote(text: str | None, fragments: list[str]) -> bool:
+    return bool(text) and any(fragment in text for fragment in fragments)
+
+
+# Free text people or agents type into a tenant's rows, outside the person's own rows and the
+# transitions (chain.erase_text) and label notes (below), which are handled on their own.
+TYPED_TEXT: tuple[tuple[type, tuple[str, ...]], ...] = (
+    (PolicyProposal, ("reason", "decision_note")),
+    (PolicyVersion, ("note",)),
+    (DualControl, ("reason",)),
+    (Assessment, ("reason", "error")),
+    (AssessmentRestart, ("reason", "previous_error")),
+    (Claim, ("release_note",)),
+)
+ADMIN_LOG_TEXT = ("object_repr", "change_message")
+
+
+def blank_copies(
+    tenant: Tenant,
+    erasure: Erasure,
+    fragments: list[str],
+    *,
+    memories: list[int],
+    events: list[int],
+    candidates: list[int],
+) -> int:
+    """Blank every copy of the person's words in `tenant`: the reasons and request ids of the
+    transitions of their memories and candidates and of any transition quoting them (through their
+    keyed hashes, so the chain still verifies), label notes on any vote that involves their event
+    or memory or that quote them, typed reasons and notes quoting them, the descriptive text of
+    imported replay cases quoting them, and the Django admin log's copies. Returns how many label
+    notes were cleared."""
+    theirs = Q(memory__in=memories) | Q(candidate__in=candidates)
+    transitions = Transition.objects.filter(tenant=tenant).filter(theirs | quoting("reason", fragments))
+    chain.erase_text(transitions, erasure_id=erasure.pk)
+
+    labels = Label.objects.for_tenant(tenant).filter(
+        Q(verdict__memory__in=memories)
+        | Q(verdict__event__in=events)
+        | Q(candidate__in=candidates)
+        | quoting("note", fragments),
+        note__isnull=False,
+    )
+    cleared = labels.update(note=None)
+
+    Claim.objects.filter(tenant=tenant, memory__in=memories, release_note__isnull=False).update(
+        release_note=ERASED
+    )
+    DualControl.objects.filter(tenant=tenant, memory__in=memories).update(reason=ERASED)
+    for model, columns in TYPED_TEXT:
+        for column in columns:
+            rows = model.objects.filter(tenant=tenant).filter(quoting(column, fragments))
+            rows.update(**{column: ERASED})
+
+    for replay_set in ReplaySet.objects.for_tenant(tenant).only("pk", "name", "content"):
+        _blank_replay_set(replay_set, fragments)  # JSON escapes text (\u20ac, \"): read each case
+
+    _blank_admin_log(fragments, memories=memories, events=events, candidates=candidates)
+    return cleared
+
+
+def _blank_replay_set(replay_set: ReplaySet, fragments: list[str]) -> None:
+    """Blank the descriptive text (event, memory, note) of the cases quoting the person; every
+    other byte of the imported file stays as it was."""
+    lines = replay_set.content.split("\n")
+    changed = False
+    for n, line in enumerate(lines):
+        if not line.strip():
+            continue
+        case = json.loads(line)  # it validated as a whole when imported (calibration/replay.py)
+        quoted = [
+            key for key, value in case.items() if isinstance(value, str) and holds_quote(value, fragments)
+        ]
+        if quoted:
+            case.update(dict.fromkeys(quoted, ERASED))
+            lines[n], changed = json.dumps(case, ensure_ascii=False), True
+    name = ERASED if holds_quote(replay_set.name, fragments) else replay_set.name
+    if changed or name != replay_set.name:
+        ReplaySet.objects.filter(pk=replay_set.pk).update(content="\n".join(lines), name=name)
+
+
+def _blank_admin_log(fragments: list[str], *, memories, events, candidates) -> None:
+    """The Django admin log keeps an object's str() and the changed fields' names: blank both for
+    the person's rows and wherever they quote them."""
+    kinds = {Memory: memories, SourceEvent: events, PromotionCandidate: candidates}
+    theirs = Q(pk__in=[])
+    for model, pks in kinds.items():
+        kind = ContentType.objects.get_for_model(model)
+        theirs |= Q(content_type=kind, object_id__in=[str(pk) for pk in pks])
+    quoted = theirs
+    for column in ADMIN_LOG_TEXT:
+        quoted |= quoting(column, fragments)
+    LogEntry.objects.filter(quoted).update(object_repr=ERASED, change_message="")

@@ -1,0 +1,24 @@
+"""A model's seal covers exactly the columns its rows were last sealed with: changing a model's
+`seal_fields` without a migration that seals its existing rows again would make every old row
+look edited around the application."""
+
+import importlib
+import pkgutil
+
+from memory_review.audit import migrations, seals
+
+
+def sealed_by_migrations() -> dict[str, tuple[str, ...]]:
+    """Each kind's columns as the latest audit migration with a SEALED table sealed them."""
+    found = {}
+    for info in sorted(pkgutil.iter_modules(migrations.__path__), key=lambda m: m.name):
+        module = importlib.import_module(f"{migrations.__name__}.{info.name}")
+        for kind, _, fields in getattr(module, "SEALED", {}).values():
+            found[kind] = tuple(fields)
+    return found
+
+
+def test_every_sealed_models_columns_are_those_a_migration_sealed_its_rows_with():
+    models = {model.seal_kind: tuple(model.seal_fields) for model in seals.sealed_models()}
+
+    assert models == sealed_by_migrations()
