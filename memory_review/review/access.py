@@ -1,13 +1,14 @@
 """Who may see and do what on the review screens (STYLE §2): one helper per object kind, each
 starting from the tenant the membership names, so another tenant's object is a 404; and the
-role checks, so an auditor's or labeler's POST is a 403 with nothing written."""
+role checks, so an auditor's or labeler's POST is a 403 with nothing written; and who works
+blind (review/blind.py says what that hides)."""
 
 from django.core.exceptions import PermissionDenied
 from django.shortcuts import get_object_or_404
 
 from memory_review.assessments.models import PromotionCandidate
 from memory_review.memories.models import Memory
-from memory_review.tenancy.models import Membership
+from memory_review.tenancy.models import Membership, Role
 
 
 def get_memory_for(membership: Membership, pk: int) -> Memory:
@@ -49,3 +50,10 @@ def require_labeler(membership: Membership) -> None:
 def require_admin(membership: Membership) -> None:
     if not membership.can_adopt:
         raise PermissionDenied("only an admin adopts a policy; a support lead proposes one")
+
+
+def works_blind(membership: Membership) -> bool:
+    """A calibration labeler labels past votes blind: no page tells them what the policy, Jev or
+    another labeler made of an item before their own label on it is in. Reviewers, leads and
+    admins label too, and see everything: their work is deciding."""
+    return membership.role == Role.LABELER

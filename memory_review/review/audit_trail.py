@@ -7,13 +7,15 @@ from django import forms
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 
+from memory_review import params
 from memory_review.assessments.models import Verdict
 from memory_review.audit.models import Transition
 from memory_review.lifecycle import CANDIDATE_MOVES, MEMORY_MOVES
 from memory_review.memories.models import Memory, MemoryLink, SourceEvent
 from memory_review.tenancy.models import Tenant
+from memory_review.tenancy.names import actor_names
 
-from .names import actor_names
+from . import words
 
 ACTIONS = sorted({action for _, action in (*MEMORY_MOVES, *CANDIDATE_MOVES)})
 
@@ -21,10 +23,10 @@ ACTIONS = sorted({action for _, action in (*MEMORY_MOVES, *CANDIDATE_MOVES)})
 class TrailFilters(forms.Form):
     actor = forms.ChoiceField(required=False, label="Who")
     action = forms.ChoiceField(required=False, choices=[("", "Any action"), *((a, a) for a in ACTIONS)])
-    memory = forms.IntegerField(required=False, min_value=1, label="Memory id")
+    memory = params.IdField(Memory, required=False, label="Memory id")
     subject = forms.CharField(required=False, max_length=200, label="Subject contains")
-    since = forms.DateField(required=False, label="From", widget=forms.DateInput(attrs={"type": "date"}))
-    until = forms.DateField(required=False, label="Until", widget=forms.DateInput(attrs={"type": "date"}))
+    since = params.DateField(required=False, label="From", widget=forms.DateInput(attrs={"type": "date"}))
+    until = params.DateField(required=False, label="Until", widget=forms.DateInput(attrs={"type": "date"}))
 
     def __init__(self, data, *, tenant: Tenant):
         super().__init__(data)
@@ -77,10 +79,12 @@ def trail(tenant: Tenant) -> QuerySet:
     )  # fmt: skip
 
 
-def name_actors(rows: list[Transition]) -> None:
+def name_actors(rows: list[Transition], tenant: Tenant) -> None:
+    """Who made each move, and its reason, in words (review/words.py)."""
     names = actor_names(row.actor for row in rows)
     for row in rows:
         row.actor_name = names[row.actor]
+    words.in_words(rows, tenant)
 
 
 @dataclass
@@ -115,7 +119,7 @@ def lineage(memory: Memory) -> Lineage:
         .select_related("verdict", "verdict__event", "memory")
         .order_by("seq")
     )
-    name_actors(moves)
+    name_actors(moves, memory.tenant)
     return Lineage(
         memory=memory,
         event=memory.source_event,

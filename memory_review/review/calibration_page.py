@@ -20,13 +20,14 @@ class Chart:
     rows: list  # the numbers beside it
 
 
-def build(tenant, policy: Thresholds, *, replay_set: ReplaySet | None = None) -> dict:
+def build(tenant, policy: Thresholds, *, replay_set: ReplaySet | None = None, labeled_by=None) -> dict:
+    """`labeled_by`: a blind labeler, whose page counts only the items they labeled themselves."""
     if replay_set is not None:
         cases = load_cases(replay_set.content.splitlines(), filename=replay_set.name)
         invalidation = evidence.invalidation(tenant, policy, cases=cases)
     else:
-        invalidation = evidence.invalidation(tenant, policy)
-    promotion = evidence.promotion(tenant, policy)
+        invalidation = evidence.invalidation(tenant, policy, labeled_by=labeled_by)
+    promotion = evidence.promotion(tenant, policy, labeled_by=labeled_by)
     reliabilities = evidence.reliabilities(invalidation.cases, promotion.pairs)
     return {
         "invalidation": invalidation,

@@ -1,6 +1,7 @@
-"""Charts, as plotly figures built here and drawn by static/js/charts.js with the plotly.js that
-ships inside the plotly package (no CDN). Each answers one question, and the page shows its
-numbers beside it.
+"""Charts. The memory page's one chart is SVG laid out here (no script to load for it); the
+calibration pages' are plotly figures built here and drawn by static/js/charts.js with the
+plotly.js that ships inside the plotly package (no CDN). Each answers one question, and the page
+shows its numbers beside it.
 
 The figure is written as plotly's own JSON (data, layout) rather than through
 plotly.graph_objects, whose validation took 40 ms for a memory's thousand votes; the test reads
@@ -8,9 +9,11 @@ the figure back as plotly.js will.
 """
 
 import json
-from datetime import timedelta
+from dataclasses import dataclass
 
 from django.core.serializers.json import DjangoJSONEncoder
+from django.utils.html import escape
+from django.utils.safestring import mark_safe
 
 from memory_review.assessments.models import Disposition
 from memory_review.assessments.policy import Thresholds
@@ -28,81 +31,100 @@ DISPOSITION_COLORS = {
     Disposition.HYPOTHETICAL: "#0072B2",
     Disposition.DIRECTIVE: "#000000",
 }
-BAND, DEAD_BAND, LINE = "#f3ead2", "#e5d3a1", "#6b7385"
+LINE = "#6b7385"
 
 
-def still_true_figure(points: list[VotePoint], policy: Thresholds) -> dict:
-    """Is this memory drifting towards a kill? still_true per vote over time, against the active
-    policy's review band: uncertain between the thresholds, the margin's dead band at each edge,
-    dashed lines where a vote confirms or kills."""
-    traces = []
-    for disposition, label in Disposition.choices:
-        mine = [p for p in points if p.disposition == disposition]
-        if mine:
-            traces.append(
-                {
-                    "type": "scatter",
-                    "mode": "markers",
-                    "name": label,
-                    "x": [p.at for p in mine],
-                    "y": [p.still_true for p in mine],
-                    "marker": {"color": DISPOSITION_COLORS.get(disposition, "#444"), "size": 9},
-                    "hovertemplate": "%{x|%Y-%m-%d %H:%M}<br>still_true %{y:.2f}<extra>" + label + "</extra>",
-                }
-            )
-    shapes = [_band(policy.contradict_max, policy.confirm_min, BAND)]
-    shapes += [
-        _band(policy.contradict_at, policy.contradict_max, DEAD_BAND),
-        _band(policy.confirm_min, policy.confirm_at, DEAD_BAND),
-    ]
-    edges = (
-        (policy.confirm_at, f"confirm ≥ {policy.confirm_at:.2f}"),
-        (policy.contradict_at, f"kill ≤ {policy.contradict_at:.2f}"),
-    )
-    for y, _ in edges:
-        shapes.append(
-            {"type": "line", "xref": "paper", "x0": 0, "x1": 1, "y0": y, "y1": y,
-             "line": {"color": LINE, "width": 1, "dash": "dash"}}
+@dataclass(frozen=True)
+class Dot:
+    x: float
+    y: float
+    color: str
+    title: str
+
+
+@dataclass(frozen=True)
+class StillTrueChart:
+    """Is this memory drifting towards a kill? Drawn as SVG on the memory page itself (no
+    plotly.js to load there: the page's first paint), in a viewBox of WIDTH x HEIGHT."""
+
+    dots: list[Dot]
+    band: tuple[float, float]  # the review band's top and height, in the viewBox
+    dead_bands: list[tuple[float, float]]  # the margin at each edge (top, height)
+    edges: list[tuple[float, str]]  # dashed lines where a vote confirms or kills, and their words
+    ticks_y: list[tuple[float, str]]  # (y of the label's baseline, label)
+    ticks_x: list[tuple[float, str, str]]  # (x, label, text-anchor)
+    legend: list[tuple[str, str]]  # (colour, disposition) of those drawn
+    width: int = 640
+    height: int = 220
+
+    def dots_svg(self) -> str:
+        """The dots as SVG, written here rather than by a template loop: a memory with a thousand
+        votes spent about 20 ms of its page in the template engine drawing them."""
+        circles = (
+            f'<circle cx="{d.x}" cy="{d.y}" r="4.5" fill="{d.color}">'
+            f"<title>{escape(d.title)}</title></circle>"
+            for d in self.dots
+        )
+        return mark_safe("".join(circles))  # every value is a number, one of our colours, or escaped
+
+
+LEFT, RIGHT, TOP, BOTTOM = 40, 10, 10, 28
+
+
+def still_true_chart(points: list[VotePoint], policy: Thresholds) -> StillTrueChart:
+    """still_true per vote over time against the active policy's review band (uncertain between
+    the thresholds, the margin's dead band at each edge, dashed lines where a vote confirms or
+    kills), each vote coloured by what the policy made of it."""
+    width, height = StillTrueChart.width, StillTrueChart.height
+    plot_w, plot_h = width - LEFT - RIGHT, height - TOP - BOTTOM
+
+    def y_of(value: float) -> float:
+        return round(TOP + (1 - value) * plot_h, 1)
+
+    first = points[0].at if points else None
+    span = (points[-1].at - first).total_seconds() if len(points) > 1 else 0.0
+    pad = max(span * 0.05, 12 * 3600)
+
+    def x_of(at) -> float:
+        if first is None:
+            return LEFT
+        return round(LEFT + (((at - first).total_seconds() + pad) / (span + 2 * pad)) * plot_w, 1)
+
+    labels = dict(Disposition.choices)
+    dots = [
+        Dot(
+            x_of(p.at),
+            y_of(p.still_true),
+            DISPOSITION_COLORS.get(p.disposition, "#444"),
+            f"{p.at:%Y-%m-%d %H:%M}: still true {p.still_true:.2f}, {labels.get(p.disposition, '')}",
         )  # fmt: skip
-    xaxis = {"title": {"text": "judged at"}, "type": "date"}
-    if points:
-        # A lone vote, or votes minutes apart, would get a scale of milliseconds: show days.
-        first, last = points[0].at, points[-1].at
-        pad = max((last - first) * 0.05, timedelta(hours=12))
-        xaxis["range"] = [first - pad, last + pad]
-    return {
-        "data": traces,
-        "layout": {
-            "height": 300,
-            "margin": {"l": 48, "r": 12, "t": 12, "b": 36},
-            "yaxis": {"range": [-0.02, 1.02], "title": {"text": "still_true"}, "tickformat": ".1f"},
-            "xaxis": xaxis,
-            "legend": {"orientation": "h", "y": -0.25},
-            "plot_bgcolor": "#fff",
-            "paper_bgcolor": "#fff",
-            "shapes": shapes,
-            "annotations": [
-                {
-                    "xref": "paper",
-                    "x": 0,
-                    "y": y,
-                    "text": text,
-                    "showarrow": False,
-                    "xanchor": "left",
-                    "yanchor": "bottom",
-                    "font": {"size": 11},
-                }
-                for y, text in edges
-            ],  # fmt: skip
-        },
-    }
+        for p in points
+    ]
+    ticks_x = []  # the first and the last vote's days (one when they share it)
+    if first is not None:
+        ticks_x.append((x_of(first), f"{first:%-d %b}", "start"))
+        if f"{points[-1].at:%-d %b}" != ticks_x[0][1]:
+            ticks_x.append((x_of(points[-1].at), f"{points[-1].at:%-d %b}", "end"))
+    drawn = {p.disposition for p in points}
 
+    def between(high: float, low: float) -> tuple[float, float]:
+        return y_of(high), round(y_of(low) - y_of(high), 1)
 
-def _band(low: float, high: float, color: str) -> dict:
-    return {
-        "type": "rect", "xref": "paper", "x0": 0, "x1": 1, "y0": low, "y1": high,
-        "fillcolor": color, "line": {"width": 0}, "layer": "below",
-    }  # fmt: skip
+    return StillTrueChart(
+        dots=dots,
+        band=between(policy.confirm_min, policy.contradict_max),
+        dead_bands=[
+            between(policy.contradict_max, policy.contradict_at),
+            between(policy.confirm_at, policy.confirm_min),
+        ],
+        edges=[
+            (y_of(policy.confirm_at), f"confirm ≥ {policy.confirm_at:.2f}"),
+            (y_of(policy.contradict_at), f"kill ≤ {policy.contradict_at:.2f}"),
+        ],
+        ticks_y=[(round(y_of(v) + 4, 1), f"{v:.1f}") for v in (0.0, 0.5, 1.0)],
+        ticks_x=ticks_x,
+        legend=[(DISPOSITION_COLORS.get(d, "#444"), label) for d, label in Disposition.choices if d in drawn],
+    )
 
 
 def to_json(figure: dict) -> str:

@@ -8,20 +8,24 @@ the same and the queries per page do not grow with the data.
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from types import SimpleNamespace
 
 from django import forms
-from django.db.models import Exists, F, OuterRef, QuerySet
+from django.db.models import Exists, OuterRef, QuerySet
 from django.utils import timezone
 from django.utils.text import Truncator
 from django.utils.timesince import timesince
 
 from memory_review.assessments.models import Disposition
+from memory_review.assessments.policy import DEFAULTS, Thresholds
 from memory_review.audit.models import Transition
 from memory_review.memories.models import Memory, MemoryStatus, SourceEvent
 from memory_review.tenancy.models import Tenant
+from memory_review.tenancy.names import actor_names
+from memory_review.workflow import assignment
+from memory_review.workflow.models import Claim
 
-from .models import Claim
-from .names import actor_names
+from . import explain
 from .paging import Page, keyset_page
 
 PAGE_SIZE = 50
@@ -64,6 +68,7 @@ ROW_FIELDS = (
     "valid_until",
     "deleted_at",
     "channel",
+    "written_by",  # a row nothing has moved says who wrote it
 )
 CHANNELS = dict(SourceEvent.Source.choices)
 KINDS = dict(Memory.Kind.choices)
@@ -108,6 +113,8 @@ class _Filters(forms.Form):
 
 
 class QueueFilters(_Filters):
+    """The queue's filters; `tenant` is whose assignment rules "assigned to me" reads."""
+
     flagged_for = forms.ChoiceField(
         required=False,
         label="Sent to review by",
@@ -130,6 +137,11 @@ class QueueFilters(_Filters):
             ("others", "By others"),
         ],
     )
+    assigned = forms.ChoiceField(
+        required=False,
+        label="Assigned",
+        choices=[("", "To anyone or no one"), ("mine", "To me"), ("unassigned", "To no one")],
+    )
     age = forms.ChoiceField(required=False, label="Flagged", choices=AGE_CHOICES)
     order = forms.ChoiceField(
         required=False,
@@ -143,6 +155,10 @@ class QueueFilters(_Filters):
 
     time_column = "flagged_at"
 
+    def __init__(self, *args, tenant, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.tenant = tenant
+
     def filter(self, memories: QuerySet, *, user, now) -> QuerySet:
         memories = super().filter(memories, user=user, now=now)
         data = self.cleaned_data
@@ -155,6 +171,10 @@ class QueueFilters(_Filters):
             memories = memories.filter(~Exists(held))
         elif data.get("claim") == "others":
             memories = memories.filter(Exists(held.exclude(holder=user)))
+        if data.get("assigned") == "mine":
+            memories = assignment.assigned_to(memories, user, self.tenant.pk)
+        elif data.get("assigned") == "unassigned":
+            memories = assignment.unassigned(memories, self.tenant.pk)
         return memories
 
     @property
@@ -229,8 +249,10 @@ class Move:
     action: str
     to_status: str
     reason: str
+    actor: str
     actor_name: str
     created_at: datetime
+    verdict_id: int | None
     assessment_id: int | None
 
 
@@ -241,37 +263,72 @@ class Hold:
     holder_id: int
     holder_name: str
     expires_at: datetime
+    release_asked_by: str | None = None
+
+
+# What a row reads of the vote behind the move: its votes, its event (the new evidence) and its
+# policy, as plain values.
+VOTE_FIELDS = (
+    "verdict__disposition", "verdict__still_true", "verdict__replaces", "verdict__partial",
+    "verdict__event__source", "verdict__event__occurred_at", "verdict__event__erased_at",
+    "verdict__event__text", "verdict__assessment__policy__thresholds",
+)  # fmt: skip
 
 
 def decorate(memories: list[Memory], *, viewer, now=None) -> None:
     """Give each shown memory `last_move` (a Move), `claim` (a Hold, or None; `mine` when
-    `viewer` holds it) and what its row prints: three queries, whatever the page size, read as
-    plain values (a list page renders fifty rows; model instances for their neighbours cost
-    more than the queries)."""
+    `viewer` holds it), the new evidence's first line and why it is where it is, and what its
+    row prints: three queries, whatever the page size, read as plain values (a list page renders
+    fifty rows; model instances for their neighbours cost more than the queries)."""
     if not memories:
         return
     ids = [memory.pk for memory in memories]
     latest = Transition.objects.filter(memory=OuterRef("memory_id")).order_by("-seq").values("seq")[:1]
     moves = list(
         Transition.objects.filter(memory_id__in=ids, seq=latest).values_list(
-            "memory_id", "action", "to_status", "reason", "actor", "created_at", "verdict__assessment_id"
-        )
+            "memory_id",
+            "action",
+            "to_status",
+            "reason",
+            "actor",
+            "created_at",
+            "verdict_id",
+            "verdict__assessment_id",
+            *VOTE_FIELDS,
+        )  # fmt: skip
     )
     names = actor_names(move[4] for move in moves)
-    by_memory = {
-        memory_id: Move(action, to_status, reason, names[actor], created_at, assessment_id)
-        for memory_id, action, to_status, reason, actor, created_at, assessment_id in moves
-    }
+    by_memory, votes = {}, {}
+    for memory_id, action, to_status, reason, actor, created_at, verdict_id, assessment_id, *vote in moves:
+        by_memory[memory_id] = Move(
+            action, to_status, reason, actor, names[actor], created_at, verdict_id, assessment_id
+        )
+        votes[memory_id] = vote if verdict_id else None
     holds = {
-        memory_id: Hold(holder_id, f"{first} {last}".strip() or username, expires_at)
-        for memory_id, holder_id, first, last, username, expires_at in Claim.objects.held(now)
+        memory_id: Hold(holder_id, f"{first} {last}".strip() or username, expires_at, asked)
+        for memory_id, holder_id, first, last, username, expires_at, asked in Claim.objects.held(now)
         .filter(memory_id__in=ids)
-        .values_list("memory_id", "holder_id", "holder__first_name", "holder__last_name", "holder__username")
-        .annotate(until=F("expires_at"))
+        .values_list(
+            "memory_id",
+            "holder_id",
+            "holder__first_name",
+            "holder__last_name",
+            "holder__username",
+            "expires_at",
+            "release_asked_by__username",
+        )  # fmt: skip
     }
     now = now or timezone.now()
+    late_before = now - assignment.review_target(memories[0].tenant_id)
+    given = assignment.assignees(memories, memories[0].tenant_id)
     for memory in memories:
         memory.last_move = by_memory.get(memory.pk)
+        memory.assignees = given.get(memory.pk, [])
+        memory.late = (
+            memory.status == MemoryStatus.NEEDS_REVIEW
+            and bool(memory.flagged_at)
+            and (memory.flagged_at < late_before)
+        )
         memory.claim = holds.get(memory.pk)
         memory.mine = memory.claim is not None and memory.claim.holder_id == viewer.pk
         # What the row prints, worked out here once: a list renders fifty rows every few
@@ -281,9 +338,36 @@ def decorate(memories: list[Memory], *, viewer, now=None) -> None:
         memory.kind_label = KINDS.get(memory.kind, memory.kind)
         memory.excerpt = Truncator(memory.content).chars(180)
         moved = memory.flagged_at if memory.status == MemoryStatus.NEEDS_REVIEW else memory.updated_at
-        memory.ago = f"{timesince(moved, now)} ago" if moved else ""
+        memory.ago = timesince(moved, now).split(",")[0] if moved else ""
         memory.moved_iso = moved.isoformat() if moved else ""
         memory.p_shown = f"{memory.p_true:.2f}" if memory.p_true is not None else "–"
+        memory.why, memory.why_short, memory.evidence_line, memory.last_move_channel = _why_and_evidence(
+            memory, votes.get(memory.pk), now
+        )
+
+
+def _why_and_evidence(memory: Memory, vote, now) -> tuple[str, str, str, str]:
+    """The row's sentence and its one-line headline (explain, from the plain values read), and
+    the new evidence's first line and channel."""
+    move = memory.last_move
+    if move is None:
+        said = explain.sentence(memory, move=None, mover="", verdict=None, policy=DEFAULTS, now=now)
+        return said, explain.headline(memory, move=None, mover="", verdict=None, policy=DEFAULTS), "", ""
+    verdict, policy, line, channel = None, DEFAULTS, "", ""
+    if vote is not None:
+        disposition, still_true, replaces, partial, source, occurred_at, erased_at, text, thresholds = vote
+        event = SimpleNamespace(source=source, occurred_at=occurred_at, erased_at=erased_at)
+        verdict = SimpleNamespace(
+            pk=move.verdict_id, disposition=disposition, still_true=still_true, replaces=replaces,
+            partial=partial, event=event,
+        )  # fmt: skip
+        policy = Thresholds.from_data(thresholds) if thresholds else DEFAULTS
+        channel = CHANNELS.get(source, source)
+        if erased_at is None and text and text.strip():
+            line = text.strip().splitlines()[0]
+    said = explain.sentence(memory, move=move, mover=move.actor_name, verdict=verdict, policy=policy, now=now)
+    short = explain.headline(memory, move=move, mover=move.actor_name, verdict=verdict, policy=policy)
+    return said, short, line, channel
 
 
 def row_of(memory: Memory, *, viewer) -> Memory:

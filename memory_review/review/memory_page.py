@@ -10,8 +10,9 @@ from memory_review.assessments.models import PolicyVersion, Verdict
 from memory_review.assessments.policy import Thresholds
 from memory_review.audit.models import Transition
 from memory_review.memories.models import LIVE_STATUSES, Memory, MemoryLink, MemoryStatus, exact_scope
+from memory_review.tenancy.names import actor_names
 
-from .names import actor_names
+from . import words
 from .paging import Page, keyset_page
 
 VERDICT_PAGE = 20
@@ -42,6 +43,7 @@ def status_history(memory: Memory) -> list[Transition]:
     names = actor_names(move.actor for move in moves)
     for move in moves:
         move.actor_name = names[move.actor]
+    words.in_words(moves, memory.tenant)
     return moves
 
 

@@ -8,15 +8,20 @@ NCLOB cast on Oracle). The columns ordered on here are never NULL.
 
 import base64
 import json
+import math
 from dataclasses import dataclass
 from datetime import datetime
 
 from django.core.exceptions import ValidationError
+from django.db import models
 from django.db.models import Q, QuerySet
+from django.utils import timezone
+
+from memory_review import params
 
 
-class BadCursor(ValueError):
-    """A page link that was damaged or does not belong to this list."""
+class BadCursor(params.BadParameter):
+    """A page link (`after` or `before`) that was damaged or does not belong to this list."""
 
 
 @dataclass(frozen=True)
@@ -46,25 +51,41 @@ def encode(row, ordering: tuple[str, ...]) -> str:
     return base64.urlsafe_b64encode(raw).decode().rstrip("=")
 
 
-def decode(cursor: str, queryset: QuerySet, ordering: tuple[str, ...]) -> list:
+def decode(cursor: str, queryset: QuerySet, ordering: tuple[str, ...], *, name: str = "after") -> list:
+    """The row a page link (the parameter `name`) points at, as values its columns can hold."""
     try:
-        values = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise BadCursor("this page link is damaged") from exc
+        values = params.json_loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)), limit=1)
+    except (ValueError, UnicodeDecodeError) as exc:  # TooDeep and bad base64 are ValueErrors
+        raise BadCursor(name, "this page link is damaged") from exc
     columns = _columns(ordering)
     if not isinstance(values, list) or len(values) != len(columns):
-        raise BadCursor("this page link belongs to another list or order")
+        raise BadCursor(name, "this page link belongs to another list or order")
     decoded = []
     for (column, _), value in zip(columns, values, strict=True):
         field = queryset.model._meta.get_field(column)
         try:
             python = field.to_python(value)
         except (ValidationError, TypeError, ValueError, OverflowError) as exc:
-            raise BadCursor(f"this page link has a bad {column}") from exc
+            raise BadCursor(name, f"this page link has a bad {column}") from exc
         if python is None:
-            raise BadCursor(f"this page link has no {column}")
+            raise BadCursor(name, f"this page link has no {column}")
+        if not _storable(field, python):
+            raise BadCursor(name, f"this page link has a {column} no database holds")
         decoded.append(python)
     return decoded
+
+
+def _storable(field, value) -> bool:
+    """Whether a cursor's value fits its column everywhere (else SQLite or Oracle fails on it)."""
+    if isinstance(field, models.IntegerField | models.ForeignKey):
+        low, high = params.column_range(field)
+        return low <= value <= high
+    if isinstance(field, models.DateTimeField):
+        aware = value if timezone.is_aware(value) else timezone.make_aware(value)
+        return params.moment_problem(aware) is None
+    if isinstance(field, models.FloatField):
+        return math.isfinite(value)
+    return True
 
 
 def _beyond(columns: list[tuple[str, bool]], values: list, *, backwards: bool) -> Q:
@@ -93,7 +114,7 @@ def keyset_page(
     columns = _columns(ordering)
     if before:
         reverse = tuple(("" if term.startswith("-") else "-") + term.lstrip("-") for term in ordering)
-        bound = _beyond(columns, decode(before, queryset, ordering), backwards=True)
+        bound = _beyond(columns, decode(before, queryset, ordering, name="before"), backwards=True)
         rows = list(queryset.filter(bound).order_by(*reverse)[: size + 1])
         more_before = len(rows) > size
         rows = rows[:size][::-1]
@@ -103,7 +124,9 @@ def keyset_page(
             prev_cursor=encode(rows[0], ordering) if rows and more_before else None,
         )
     if after:
-        queryset = queryset.filter(_beyond(columns, decode(after, queryset, ordering), backwards=False))
+        queryset = queryset.filter(
+            _beyond(columns, decode(after, queryset, ordering, name="after"), backwards=False)
+        )
     rows = list(queryset.order_by(*ordering)[: size + 1])
     more_after = len(rows) > size
     rows = rows[:size]

@@ -17,6 +17,9 @@ from django.utils.timesince import timesince
 
 from memory_review.memories.models import Memory, MemoryStatus
 
+from .words import moved
+
+LATE = mark_safe(' <span class="late" title="waiting longer than the review target">late</span>')
 DEAD = (MemoryStatus.CONTRADICTED, MemoryStatus.SUPERSEDED, MemoryStatus.EXPIRED)
 
 
@@ -31,6 +34,7 @@ class RowContext:
     csrf_input: SafeString
     query: str = ""  # the list's filters, so an action's answer can recount them
     here: str = ""  # where a form without JavaScript comes back to
+    can_lead: bool = False
 
 
 def row_context(request: HttpRequest, membership, list_name: str, *, query: str = "") -> RowContext:
@@ -45,12 +49,13 @@ def row_context(request: HttpRequest, membership, list_name: str, *, query: str 
         ),
         query=query,
         here=request.get_full_path(),
+        can_lead=membership.can_lead,
     )
 
 
 def memory_row(m: Memory, ctx: RowContext, *, outcome=None, conflict=None, problem=None) -> SafeString:
-    """The row (a memory given its row fields by lists.decorate()); after an action, what
-    happened to it."""
+    """The row (a memory given its row fields by lists.decorate()), one line a cell so a screen
+    holds a dozen; after an action, what happened to it."""
     url = f"{ctx.memories_url}{m.key}/"
     if outcome is not None:
         left = ctx.list_name == "queue" and m.status != MemoryStatus.NEEDS_REVIEW
@@ -61,23 +66,30 @@ def memory_row(m: Memory, ctx: RowContext, *, outcome=None, conflict=None, probl
             mark_safe(' <span class="muted">It left the queue.</span>') if left else "",
         )  # fmt: skip
     status = "" if ctx.list_name == "queue" else format_html(
-        ' <span class="badge status-{}">{}</span>', m.status, m.get_status_display()
+        '<span class="badge status-{}">{}</span> ', m.status, m.get_status_display()
     )  # fmt: skip
     return format_html(
         '<tr id="memory-{key}" data-row data-href="{url}" tabindex="0">'
-        '<td class="subject"><a href="{url}"><strong>{subject}</strong></a>{status}'
-        '<br><span class="content">{excerpt}</span>{trouble}</td>'
-        '<td>{kind}<br><span class="muted">{scope}</span></td>'
+        '<td class="subject">{status}<a href="{url}"><strong>{subject}</strong></a> '
+        '<span class="content" title="{content}">{excerpt}</span>{trouble}</td>'
+        '<td class="evidence" title="{evidence}">{evidence_cell}</td>'
+        '<td class="why">{why}</td>'
         '<td class="num">{p}</td>'
-        '<td class="why">{why}<br><span class="muted">written from: {channel}</span></td>'
-        '<td><time datetime="{moved}">{ago}</time></td>'
+        '<td class="ago"><time datetime="{moved}">{ago}</time>{late}</td>'
         '<td id="claim-{key}" class="claim">{claim}</td>'
         '<td class="actions">{actions}</td></tr>',
-        key=m.key, url=url, subject=m.subject, status=status, excerpt=m.excerpt,
-        trouble=_trouble(url, conflict, problem), kind=m.kind_label, scope=m.scope_label, p=m.p_shown,
-        why=_why(m, ctx), channel=m.channel_label, moved=m.moved_iso, ago=m.ago, claim=claim_cell(m),
-        actions=_actions(m, ctx, url),
+        key=m.key, url=url, subject=m.subject, status=status, content=m.content, excerpt=m.excerpt,
+        trouble=_trouble(url, conflict, problem), evidence=m.evidence_line,
+        evidence_cell=_evidence(m), why=_why(m, ctx), p=m.p_shown, moved=m.moved_iso, ago=m.ago,
+        late=LATE if m.late else "",
+        claim=claim_cell(m), actions=_actions(m, ctx, url),
     )  # fmt: skip
+
+
+def _evidence(m: Memory) -> SafeString:
+    if not m.evidence_line:
+        return format_html('<span class="muted">{} · {}</span>', m.kind_label, m.scope_label)
+    return format_html('<span class="muted">{}:</span> {}', m.last_move_channel, m.evidence_line)
 
 
 def claim_cell(m: Memory) -> SafeString:
@@ -85,37 +97,50 @@ def claim_cell(m: Memory) -> SafeString:
     if m.claim is not None:
         until = timezone.localtime(m.claim.expires_at).strftime("%H:%M")
         if m.mine:
+            asked = (
+                format_html(' <span class="claim-asked">{} asks for it</span>', m.claim.release_asked_by)
+                if m.claim.release_asked_by
+                else ""
+            )
             return format_html(
-                '<span class="claim-mine">yours</span><br><span class="muted">until {}</span>', until
+                '<span class="claim-mine">yours</span> <span class="muted">· {}</span>{}', until, asked
             )
         return format_html(
-            '<span class="claim-other">{}</span><br><span class="muted">until {}</span>',
-            m.claim.holder_name,
-            until,
+            '<span class="claim-other">{}</span> <span class="muted">· {}</span>', m.claim.holder_name, until
         )
     if m.status == MemoryStatus.NEEDS_REVIEW:
+        if m.assignees:
+            return format_html('<span class="muted">for {}</span>', ", ".join(m.assignees))
         return mark_safe('<span class="muted">unclaimed</span>')
     return mark_safe("")
 
 
 def _why(m: Memory, ctx: RowContext) -> SafeString:
+    """One line, with the move and its evidence on demand (a disclosure, keyboard and screen
+    reader friendly)."""
     move = m.last_move
-    if move is None:
-        return format_html('<span class="muted">written {}; never moved</span>', m.ago)
-    evidence = ""
-    if move.assessment_id:
-        evidence = format_html(
-            ', <a href="{}{}/">assessment {}</a>', ctx.assessments_url, move.assessment_id, move.assessment_id
+    detail = ""
+    if move is not None:
+        evidence = ""
+        if move.assessment_id:
+            evidence = format_html(
+                ' <a href="{}{}/">The assessment behind it →</a>', ctx.assessments_url, move.assessment_id
+            )
+        # A person's reason, as they typed it; the policy's and the jobs' are said by the sentence.
+        typed = (
+            format_html("{}: “{}”", move.actor_name, move.reason) if move.actor.startswith("user:") else ""
         )
-    return format_html('{} <span class="muted">({}{})</span>', move.reason, move.actor_name, evidence)
+        detail = format_html("<p>{}{}</p>", typed, evidence) if typed or evidence else ""
+    return format_html(
+        '<details><summary title="{}">{}</summary><p>{}</p>{}</details>', m.why, m.why_short, m.why, detail
+    )
 
 
 def _trouble(url: str, conflict, problem) -> SafeString:
     if conflict is not None:
         now = timezone.now()
         moves = "; ".join(
-            f"{move.actor_name} moved it {move.from_status} → {move.to_status} "
-            f"{timesince(move.created_at, now)} ago"
+            f"{move.actor_name} {moved(move)} {timesince(move.created_at, now)} ago"
             for move in conflict.moves
         )
         return format_html(
@@ -130,9 +155,32 @@ def _trouble(url: str, conflict, problem) -> SafeString:
 
 def _actions(m: Memory, ctx: RowContext, url: str) -> SafeString:
     """Claim, approve and freeze for a queue item (one form: its buttons post to their own
-    actions, with formaction when there is no JavaScript); a way to restore for a dead one."""
+    actions, with formaction when there is no JavaScript), each with its key; disabled, naming
+    the holder, on a colleague's item, with ask to release (a lead may take it over); a way to
+    restore for a dead one."""
     if not ctx.can_review:
         return mark_safe("")
+    if m.status == MemoryStatus.NEEDS_REVIEW and m.claim is not None and not m.mine:
+        take = (
+            format_html(
+                '<button type="submit" formaction="{url}claim/take-over/" hx-post="{url}claim/take-over/" '
+                'class="small secondary">Take over</button>',
+                url=url,
+            )
+            if ctx.can_lead
+            else ""
+        )
+        return format_html(
+            '<form method="post" action="{url}claim/ask/" hx-post="{url}claim/ask/" '
+            'hx-target="#memory-{key}" hx-swap="outerHTML">{csrf}'
+            '<input type="hidden" name="view" value="row">'
+            '<input type="hidden" name="next" value="{here}">'
+            '<button type="button" class="small" disabled title="{holder} holds it">Approve</button> '
+            '<button type="button" class="small secondary" disabled title="{holder} holds it">Freeze'
+            "</button> "
+            '<button type="submit" class="small secondary">Ask {holder} to release</button> {take}</form>',
+            url=url, key=m.key, csrf=ctx.csrf_input, here=ctx.here, holder=m.claim.holder_name, take=take,
+        )  # fmt: skip
     if m.status == MemoryStatus.NEEDS_REVIEW:
         return format_html(
             '<form method="post" action="{url}act/" hx-post="{url}act/" hx-target="#memory-{key}" '
@@ -142,16 +190,28 @@ def _actions(m: Memory, ctx: RowContext, url: str) -> SafeString:
             '<input type="hidden" name="filters" value="{query}">'
             '<input type="hidden" name="next" value="{here}">'
             '<button type="submit" formaction="{url}claim/" hx-post="{url}claim/" class="small secondary" '
-            'data-key="c"{mine}>Claim</button> '
-            '<button type="submit" name="action" value="approve" class="small" data-key="a">Approve</button> '
+            'data-key="c"{mine}>Claim <kbd>c</kbd></button> '
+            '<button type="submit" name="action" value="approve" class="small" data-key="a">'
+            "Approve <kbd>a</kbd></button> "
             '<button type="submit" name="action" value="freeze" class="small secondary" data-key="f">'
-            "Freeze</button>"
+            "Freeze <kbd>f</kbd></button>"
             "</form>",
             url=url, key=m.key, csrf=ctx.csrf_input, version=m.row_version, query=ctx.query, here=ctx.here,
             mine=mark_safe(" disabled") if m.mine else "",
         )  # fmt: skip
     if m.status in DEAD:
+        # In the row itself: r focuses the reason box here, so nothing typed is lost to a page
+        # load, and Ctrl+Enter restores (keys.js); one past its hard TTL is told to open its page.
         return format_html(
-            '<a class="button small secondary" href="{}#decide" data-key="r">Restore…</a>', url
-        )
+            '<form method="post" action="{url}act/" hx-post="{url}act/" hx-target="#memory-{key}" '
+            'hx-swap="outerHTML" class="row-restore">{csrf}'
+            '<input type="hidden" name="seen_version" value="{version}">'
+            '<input type="hidden" name="view" value="row"><input type="hidden" name="next" value="{here}">'
+            '<input type="hidden" name="list_name" value="{list_name}">'
+            '<input name="reason" maxlength="1000" required data-reason aria-label="Why restore “{subject}”">'
+            '<button type="submit" name="action" value="restore" class="small secondary" data-key="r" '
+            "data-needs-reason>Restore <kbd>r</kbd></button></form>",
+            url=url, key=m.key, csrf=ctx.csrf_input, version=m.row_version, here=ctx.here, subject=m.subject,
+            list_name=ctx.list_name,
+        )  # fmt: skip
     return mark_safe("")

@@ -87,7 +87,8 @@
       }
       case "?": showShortcuts(); break;
       case "e": handled = openRewrite(); break;
-      case "a": case "f": case "r": case "c": case "n": handled = press(event.key); break;
+      case "a": case "f": case "r": case "c": case "n": case "x": case "s": case "u":
+        handled = press(event.key); break;
       default: handled = false;
     }
     if (handled) event.preventDefault();
@@ -112,9 +113,5 @@
 
   document.addEventListener("DOMContentLoaded", function () {
     if (window.location.hash === "#rewrite") openRewrite();
-    if (window.location.hash === "#decide") {
-      var reason = document.querySelector("#decide [data-reason]");
-      if (reason) reason.focus();
-    }
   });
 })();

@@ -1,40 +1,24 @@
 """A real Chromium for what a person does in the browser (Debian's chromium and chromedriver)."""
 
 import os
-import shutil
 
 import pytest
 from django.conf import settings
 
-CHROMIUM, DRIVER = shutil.which("chromium"), shutil.which("chromedriver")
+from tests.chromium import CHROMIUM, DRIVER, start
+
 SCREENSHOTS = settings.VAR_DIR / "screenshots"
 
 
 def chromium(width: int = 1280, height: int = 1000, *, phone: bool = False):
-    """A headless Chromium; `phone` emulates a phone's viewport (a window cannot be narrower than
-    500 px)."""
+    """A headless Chromium (tests/chromium.py); `phone` emulates a phone's viewport."""
     if not (CHROMIUM and DRIVER):
         if os.environ.get("CI"):
             pytest.fail("CI must install chromium and chromium-driver (.ci/run does)")
         pytest.skip(
             "chromium and chromium-driver are not installed (apt-get install chromium chromium-driver)"
         )
-    from selenium import webdriver
-
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for flag in (
-        "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync",
-        f"--window-size={width},{height}",
-    ):  # fmt: skip
-        options.add_argument(flag)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    if phone:
-        options.add_experimental_option(
-            "mobileEmulation", {"deviceMetrics": {"width": width, "height": height, "pixelRatio": 3}}
-        )
-    driver = webdriver.Chrome(options=options, service=webdriver.ChromeService(executable_path=DRIVER))
+    driver = start(width, height, phone=phone)
     driver.implicitly_wait(5)
     return driver
 

@@ -42,7 +42,12 @@ def test_an_auditor_filters_by_a_memory_exports_and_verifies_and_can_change_noth
     field.submit()
 
     rows = browser.find_elements(By.CSS_SELECTOR, "table.trail tbody tr")
-    assert rows and all(f"memory {memory.pk}" in row.text for row in rows)
+    # Each row names the memory by its subject, its id in the link (issue 15: names, not ids).
+    assert rows and all(memory.subject in row.text for row in rows)
+    assert all(
+        row.find_element(By.CSS_SELECTOR, "a").get_attribute("href").endswith(f"/audit/memories/{memory.pk}/")
+        for row in rows
+    )
     screenshot(browser, "audit")
     link = browser.find_element(By.LINK_TEXT, "JSONL").get_attribute("href")
     text = browser.execute_async_script(

@@ -8,12 +8,12 @@ import pytest
 import time_machine
 from django.utils import timezone
 
-from memory_review.audit import chain
+from memory_review.audit import verification
 from memory_review.audit.models import Transition
 from memory_review.lifecycle import Actor, transition
 from memory_review.memories.models import Memory, MemoryLink
 from memory_review.memories.services import ERASED
-from memory_review.review.claims import claim_take
+from memory_review.workflow.claims import claim_take
 from tests.factories import flagged, judged, make_memory, make_user, memory_in
 
 pytestmark = pytest.mark.django_db
@@ -55,7 +55,7 @@ def test_each_action_moves_the_memory_and_writes_its_audit_row(
     assert (last.action, last.actor, last.to_status) == (action, f"user:{lead.pk}", end)
     assert last.reason == (reason or f"{last.reason}")  # a reason given is kept verbatim
     assert last.request_id  # the request is traceable
-    assert chain.verify(acme) is None
+    assert verification.problem_in(acme) is None
     page = response.content.decode()
     assert "✓" in page and 'id="status-history" hx-swap-oob="true"' in page
 
@@ -112,8 +112,10 @@ def test_a_stale_version_is_a_conflict_that_says_who_changed_what_and_writes_not
     assert response.status_code == 409
     page = response.content.decode()
     assert "This memory changed since you loaded it" in page
-    assert "Tomás moved it needs_review → frozen" in page and "legal hold" in page
-    assert f"you saw version {seen}" in page
+    assert "Tomás moved it from needs review to frozen" in page and "legal hold" in page
+    # In the words the page uses: its status, and the change the reviewer did not see (the
+    # memory's content version is "version"; the edit counter has no name on screen).
+    assert "it is now frozen, after 1 change you did not see" in page and "version 2" not in page
     assert Transition.objects.count() == before
     memory.refresh_from_db()
     assert memory.status == "frozen"

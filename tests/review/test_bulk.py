@@ -4,7 +4,7 @@ transition; what changed meanwhile is skipped and listed, never overwritten."""
 import pytest
 from django.test import override_settings
 
-from memory_review.audit import chain
+from memory_review.audit import verification
 from memory_review.audit.models import Transition
 from memory_review.lifecycle import Actor, transition
 from memory_review.memories.models import Memory
@@ -56,7 +56,7 @@ def test_confirming_acts_on_that_set_only_and_skips_what_changed_meanwhile(
     approvals = Transition.objects.filter(action="approve")
     assert approvals.count() == 2
     assert set(approvals.values_list("reason", flat=True)) == {"checked against the runbook"}
-    assert chain.verify(acme) is None
+    assert verification.problem_in(acme) is None
     assert Transition.objects.filter(memory=first, action="approve").exists()
 
 

@@ -10,7 +10,7 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from memory_review.lifecycle import Actor, transition
-from memory_review.review.claims import claim_take
+from memory_review.workflow.claims import claim_take
 from tests.factories import flagged, make_memory, make_user
 
 pytestmark = pytest.mark.django_db
@@ -227,17 +227,19 @@ def test_a_member_with_no_memories_sees_an_empty_queue(client, acme):
     assert "Nothing needs review" in client.get("/t/acme/review/").content.decode()
 
 
-def test_the_changes_poll_takes_bad_parameters_in_its_stride(client, acme, lead, policy):
+def test_the_changes_poll_refuses_what_it_cannot_read_by_name(client, acme, lead, policy):
     kept = flagged(acme, policy)
     client.force_login(lead)
-    for query in (
-        "shown=abc,,1x&since=2026-13-45T99:00",
-        "shown=&since=",
-        f"shown={kept.pk}&since=yesterday",
+    for query, named in (
+        (f"shown={kept.pk}&since=2026-13-45T99:00", "since"),
+        (f"shown={kept.pk}&since=yesterday", "since"),
+        ("shown=abc,,1x&since=", "shown"),
     ):
         response = client.get(f"/t/acme/review/changes/?{query}", headers={"HX-Request": "true"})
-        assert response.status_code == 200
-        assert "left the queue" not in response.content.decode()
+        assert response.status_code == 400
+        assert f"{named}: " in response.content.decode()
+    blank = client.get("/t/acme/review/changes/?shown=&since=", headers={"HX-Request": "true"})
+    assert blank.status_code == 200 and "left the queue" not in blank.content.decode()
 
 
 @pytest.mark.parametrize("cursor", ["WzAuMSwgNSwgNV0", "WzUsIDVd", "WyJ4IiwgIjIwMjYtMDEtMDFUMDA6MDAiLCAxXQ"])
@@ -250,8 +252,10 @@ def test_a_tampered_page_link_is_a_400_on_every_list(client, acme, lead, policy,
         assert "this page link" in response.content.decode()
 
 
-def test_the_changes_poll_ignores_ids_that_are_not_numbers(client, acme, lead, policy):
+def test_the_changes_poll_refuses_ids_no_row_can_have(client, acme, lead, policy):
     kept = flagged(acme, policy)
     client.force_login(lead)
     for shown in ("²", "9" * 5000, "99999999999999999999999", f"{kept.pk},²"):
-        assert client.get("/t/acme/review/changes/", {"shown": shown}).status_code == 200
+        response = client.get("/t/acme/review/changes/", {"shown": shown})
+        assert response.status_code == 400 and "shown: " in response.content.decode()
+    assert client.get("/t/acme/review/changes/", {"shown": f"{kept.pk}"}).status_code == 200

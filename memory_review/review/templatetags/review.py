@@ -1,6 +1,9 @@
 from django import template
+from django.template.defaultfilters import floatformat
 
-from memory_review.review import rows
+from memory_review.assessments.models import Disposition
+from memory_review.calibration import labeling
+from memory_review.review import explain, rows, words
 
 register = template.Library()
 
@@ -23,14 +26,52 @@ def percent(rate: float | None) -> str:
 
 
 @register.filter
+def outcome_words(value: str | None, kind: str) -> str:
+    """A label's outcome in the labeling buttons' words."""
+    return labeling.outcome_words(kind, value)
+
+
+@register.filter
+def actor_words(actor: str | None) -> str:
+    """An actor string (`user:3`, `agent:support-bot`, `policy:v1`) as a name."""
+    return explain.written_by(actor or "")
+
+
+@register.filter
+def vote_words(name: str) -> str:
+    """A vote's name in words: "still true", never `still_true`."""
+    return name.replace("_", " ")
+
+
+@register.filter
+def disposition_words(value: str | None) -> str:
+    """A disposition in words ("Partially changed", "No source (code)"), never its code."""
+    return dict(Disposition.choices).get(value, value or "")
+
+
+@register.filter
+def status_words(status: str | None) -> str:
+    """A status in words: "needs review", never its code."""
+    return words.status_words(status)
+
+
+@register.filter
+def decision_words(value: str | None, kind: str) -> str:
+    """What the policy decided about an item, in words (labeling.decision_words)."""
+    return labeling.decision_words(kind, value)
+
+
+@register.filter
 def kappa_words(kappa: float | None) -> str:
-    """Landis and Koch's words for a kappa, so the number reads at a glance."""
+    """Landis and Koch's words for a kappa, so the number reads at a glance: chosen from the value
+    as shown (two decimals), so 0.81 never reads "substantial"."""
     if kappa is None:
         return "undefined"
-    for floor, words in ((0.81, "almost perfect"), (0.61, "substantial"), (0.41, "moderate"), (0.21, "fair"),
-                         (0.0, "slight")):  # fmt: skip
+    kappa = float(floatformat(kappa, 2))  # exactly as the page shows it beside these words
+    for floor, said in ((0.81, "almost perfect"), (0.61, "substantial"), (0.41, "moderate"), (0.21, "fair"),
+                        (0.0, "slight")):  # fmt: skip
         if kappa >= floor:
-            return f"{words} agreement"
+            return f"{said} agreement"
     return "worse than chance"
 
 

@@ -12,11 +12,13 @@ from memory_review.assessments import selectors
 from memory_review.assessments.models import Disposition
 from memory_review.assessments.recovery import CannotRetry, retry_failed
 from memory_review.lifecycle import Actor
+from memory_review.tenancy.names import actor_names
 
+from .. import words
 from ..access import require_lead
-from ..names import actor_names
-from ..paging import BadCursor, keyset_page
+from ..paging import keyset_page
 from .base import page, tenant_view
+from .blind import refused_when_blind
 
 # An assessment with more verdicts than this hides its unrelated ones unless asked.
 HIDE_UNRELATED_ABOVE = 20
@@ -25,14 +27,12 @@ VERDICT_PAGE = 50
 
 @require_GET
 @tenant_view
+@refused_when_blind("the assessments list counts the memories each assessment's votes moved")
 def assessment_list(request: HttpRequest, membership) -> HttpResponse:
     assessments = selectors.assessments_of(membership.tenant)
-    try:
-        listing = keyset_page(
-            assessments, ("-id",), size=50, after=request.GET.get("after"), before=request.GET.get("before")
-        )
-    except BadCursor:
-        listing = keyset_page(assessments, ("-id",), size=50)
+    listing = keyset_page(
+        assessments, ("-id",), size=50, after=request.GET.get("after"), before=request.GET.get("before")
+    )
     return page(request, membership, "review/assessment_list.html", listing=listing)
 
 
@@ -42,6 +42,7 @@ class RetryForm(forms.Form):
 
 @require_GET
 @tenant_view
+@refused_when_blind("an assessment's page lists every vote it took and what the policy made of it")
 def assessment_detail(request: HttpRequest, membership, pk: int) -> HttpResponse:
     return _detail(request, membership, pk)
 
@@ -80,6 +81,7 @@ def _detail(request, membership, pk: int, *, retry_form=None, retry_error=None, 
     names = actor_names(restart.actor for restart in restarts)
     for restart in restarts:
         restart.actor_name = names[restart.actor]
+    words.in_words([assessment], membership.tenant)
     return page(
         request,
         membership,

@@ -36,7 +36,7 @@ def audit_trail_view(request: HttpRequest, membership) -> HttpResponse:
         except BadCursor as exc:
             filters.add_error(None, f"{exc}: start again from the newest")
         else:
-            audit_trail.name_actors(listing.rows)
+            audit_trail.name_actors(listing.rows, membership.tenant)
     if listing is None:
         status = 400
     query = request.GET.copy()

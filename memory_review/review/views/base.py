@@ -1,32 +1,51 @@
 """What every tenant page shares: the membership resolved first (another tenant is a 404), and
-the tenant and role in every template (the header shows both)."""
+in every template the tenant, the role (the header shows both) and whether the viewer works
+blind."""
 
 from functools import wraps
 
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
+from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 
+from memory_review import params
 from memory_review.tenancy.access import get_membership
+
+from ..access import works_blind
 
 
 def tenant_view(view):
-    """Log in, then resolve the membership for the URL's tenant and pass it on."""
+    """Log in, then resolve the membership for the URL's tenant and pass it on. A parameter that
+    cannot be read (memory_review/params.py), whichever code finds it, is a 400 naming it."""
 
     @login_required
     @wraps(view)
     def wrapper(request: HttpRequest, slug: str, *args, **kwargs):
-        return view(request, get_membership(request.user, slug), *args, **kwargs)
+        membership = get_membership(request.user, slug)
+        try:
+            params.screen(request)
+            return view(request, membership, *args, **kwargs)
+        except params.BadParameter as exc:
+            return bad_request(request, membership, [str(exc)])
 
     return wrapper
+
+
+def bad_request(request: HttpRequest, membership, problems: list[str], *, back: str = "") -> HttpResponse:
+    """A 400 saying what could not be read, with the way back."""
+    if not back:
+        home = reverse("tenant-home", args=[membership.tenant.slug])
+        back = request.path if request.method == "GET" else home
+    return page(request, membership, "400.html", status=400, problems=problems, back=back)
 
 
 def page(request: HttpRequest, membership, template: str, *, status: int = 200, **context) -> HttpResponse:
     return render(
         request,
         template,
-        {"membership": membership, "tenant": membership.tenant, **context},
+        {"membership": membership, "tenant": membership.tenant, "blind": works_blind(membership), **context},
         status=status,
     )
 
@@ -39,7 +58,8 @@ def partial_or_page(request: HttpRequest, template: str, partial: str) -> str:
 def safe_next(request: HttpRequest, fallback: str) -> str:
     """Where a plain (no JavaScript) form goes back to after its POST."""
     target = request.POST.get("next") or ""
-    if url_has_allowed_host_and_scheme(
+    # A path on this site, never a bare word: redirect() would look that up as a URL's name.
+    if target.startswith("/") and url_has_allowed_host_and_scheme(
         target, allowed_hosts={request.get_host()}, require_https=request.is_secure()
     ):
         return target

@@ -9,14 +9,15 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_POST
 
-from memory_review import textlimits
+from memory_review import params, textlimits
 from memory_review.calibration import evidence, labeling
 from memory_review.calibration.models import ReplaySet
 from memory_review.calibration.replay import ReplayError, load_cases
 
-from .. import calibration_page
+from .. import blind, calibration_page
 from ..access import require_auditor, require_labeler
-from .base import page, tenant_view
+from .base import bad_request, page, tenant_view
+from .blind import refused_when_blind
 
 IMPORT_MAX_BYTES = 20 * 1024 * 1024
 
@@ -26,9 +27,10 @@ IMPORT_MAX_BYTES = 20 * 1024 * 1024
 def calibration(request: HttpRequest, membership) -> HttpResponse:
     tenant = membership.tenant
     version, policy = labeling.active_policy(tenant)
-    sets = ReplaySet.objects.for_tenant(tenant).order_by("-created_at")
-    wanted = request.GET.get("set", "")
-    chosen = sets.filter(pk=int(wanted)).first() if wanted.isascii() and wanted.isdigit() else None
+    counted_for = blind.counted_for(membership, request.user)
+    sets = blind.replay_sets(membership, request.user).order_by("-created_at")
+    wanted = params.object_id(request.GET, "set", ReplaySet)
+    chosen = sets.filter(pk=wanted).first() if wanted else None
     return page(
         request,
         membership,
@@ -37,12 +39,13 @@ def calibration(request: HttpRequest, membership) -> HttpResponse:
         policy=policy,
         replay_sets=sets[:20],
         replay_set=chosen,
-        **calibration_page.build(tenant, policy, replay_set=chosen),
+        **calibration_page.build(tenant, policy, replay_set=chosen, labeled_by=counted_for),
     )
 
 
 @require_GET
 @tenant_view
+@refused_when_blind("the replay set holds every gold label, other labelers' answers among them")
 def replay_set_export(request: HttpRequest, membership) -> HttpResponse:
     """The gold verdicts as replay-set JSONL, for `manage.py calibrate` or another deployment.
     Leads, admins and auditors: it holds every labeler's answers, which a labeler sees only for
@@ -58,35 +61,30 @@ def replay_set_export(request: HttpRequest, membership) -> HttpResponse:
 @require_POST
 @tenant_view
 def replay_set_import(request: HttpRequest, membership) -> HttpResponse:
-    """A replay set from elsewhere, kept only if every line validates (all or nothing)."""
+    """A replay set from elsewhere, kept only if every line validates (all or nothing); else a
+    400 naming each problem and its line."""
     require_labeler(membership)
     upload = request.FILES.get("file")
-    if upload is None:
-        messages.error(request, "Nothing was imported: choose a replay-set file (JSONL).")
-        return redirect("calibration", membership.tenant.slug)
-    if upload.size > IMPORT_MAX_BYTES:
-        messages.error(
-            request, f"Nothing was imported: {upload.name} is over {IMPORT_MAX_BYTES // 2**20} MB."
-        )
-        return redirect("calibration", membership.tenant.slug)
     try:
-        text = upload.read().decode("utf-8")
+        if upload is None:
+            raise ReplayError(["choose a replay-set file (JSONL)"])
+        if upload.size > IMPORT_MAX_BYTES:
+            raise ReplayError([f"{upload.name} is over {IMPORT_MAX_BYTES // 2**20} MB"])
+        try:
+            text = upload.read().decode("utf-8")
+        except UnicodeDecodeError as error:
+            raise ReplayError([f"{upload.name} is not UTF-8 text (byte {error.start})"]) from error
         cases = load_cases(text.splitlines(), filename=upload.name)
-    except UnicodeDecodeError as error:
-        messages.error(
-            request, f"Nothing was imported: {upload.name} is not UTF-8 text (byte {error.start})."
-        )
     except ReplayError as error:
-        for problem in [f"Nothing was imported from {upload.name}:", *str(error).splitlines()]:
-            messages.error(request, problem)
-    else:
-        kept = ReplaySet.objects.create(
-            tenant=membership.tenant,
-            name=textlimits.fit(upload.name, 200),
-            content=text,
-            cases=len(cases),
-            imported_by=request.user,
-        )
-        messages.success(request, f"Imported {len(cases)} cases from {upload.name}; shown below.")
-        return redirect(reverse("calibration", args=[membership.tenant.slug]) + f"?set={kept.pk}")
-    return redirect("calibration", membership.tenant.slug)
+        heading = f"Nothing was imported from {upload.name}:" if upload else "Nothing was imported:"
+        back = reverse("calibration", args=[membership.tenant.slug])
+        return bad_request(request, membership, [heading, *str(error).splitlines()], back=back)
+    kept = ReplaySet.objects.create(
+        tenant=membership.tenant,
+        name=textlimits.fit(upload.name, 200),
+        content=text,
+        cases=len(cases),
+        imported_by=request.user,
+    )
+    messages.success(request, f"Imported {len(cases)} cases from {upload.name}; shown below.")
+    return redirect(reverse("calibration", args=[membership.tenant.slug]) + f"?set={kept.pk}")

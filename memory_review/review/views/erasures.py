@@ -12,14 +12,16 @@ from django.utils import timezone
 from django.views.decorators.http import require_GET, require_POST
 
 from memory_review import textlimits
+from memory_review.compliance import dual_control
+from memory_review.compliance.erasure import erase_subject
 from memory_review.lifecycle import Actor, LifecycleError
-from memory_review.memories import dual_control
-from memory_review.memories.erasure import erase_subject
 from memory_review.memories.models import DualControl, Erasure
 from memory_review.tenancy.models import Role
+from memory_review.tenancy.names import actor_names
 
-from ..names import actor_names
 from .base import page, safe_next, tenant_view
+
+ERASE_OR_FORGET = (DualControl.Kind.ERASE, DualControl.Kind.FORGET)  # the rest: the members page
 
 
 class ErasureForm(forms.Form):
@@ -60,8 +62,9 @@ def _erasure_page(request: HttpRequest, membership, form: ErasureForm, status: i
         "review/erasures.html",
         status=status,
         erasures=erasures,
-        pending=dual_control.pending(membership.tenant),
+        pending=dual_control.pending(membership.tenant).filter(kind__in=ERASE_OR_FORGET),
         history=DualControl.objects.for_tenant(membership.tenant)
+        .filter(kind__in=ERASE_OR_FORGET)
         .select_related("requested_by", "decided_by", "memory")
         .order_by("-requested_at")[:50],
         form=form,

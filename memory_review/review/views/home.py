@@ -6,11 +6,16 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET
 
 from memory_review.audit.models import Transition
+from memory_review.compliance import dual_control
 from memory_review.memories import selectors
+from memory_review.memories.models import Memory
 from memory_review.tenancy.access import tenants_for
+from memory_review.tenancy.names import actor_names
+from memory_review.workflow import assignment
+from memory_review.workflow.models import Claim
 
-from ..models import Claim
-from ..names import actor_names
+from .. import words
+from ..access import works_blind
 from .base import page, tenant_view
 
 
@@ -26,10 +31,12 @@ def home(request: HttpRequest) -> HttpResponse:
 @require_GET
 @tenant_view
 def tenant_home(request: HttpRequest, membership) -> HttpResponse:
+    if works_blind(membership):  # the counts and moves are what the policy made of the votes
+        return page(request, membership, "review/labeler_home.html")
     tenant = membership.tenant
     recent = list(
         Transition.objects.for_tenant(tenant)
-        .select_related("memory")
+        .select_related("memory", "candidate")
         .only(
             "seq",
             "created_at",
@@ -39,14 +46,18 @@ def tenant_home(request: HttpRequest, membership) -> HttpResponse:
             "reason",
             "memory__id",
             "memory__subject",
-            "candidate_id",
+            "candidate__id",
+            "candidate__subject",
         )
         .order_by("-seq")[:10]
     )
     names = actor_names(move.actor for move in recent)
     for move in recent:
         move.actor_name = names[move.actor]
+    words.in_words(recent, tenant)
+    queue = Memory.objects.for_tenant(tenant).needs_review()
     claims = Claim.objects.for_tenant(tenant).held().filter(holder=request.user).select_related("memory")
+    waiting = dual_control.pending(tenant).exclude(requested_by=request.user) if membership.can_lead else None
     return page(
         request,
         membership,
@@ -54,4 +65,8 @@ def tenant_home(request: HttpRequest, membership) -> HttpResponse:
         counts=selectors.status_counts(tenant),
         recent=recent,
         my_claims=claims.order_by("expires_at")[:20],
+        waiting_for_me=list(waiting[:10]) if waiting is not None else [],
+        assigned_to_me=assignment.assigned_to(queue, request.user, tenant.pk).count(),
+        past_target=assignment.past_target(tenant),
+        target_hours=assignment.target_hours(tenant.pk),
     )

@@ -11,9 +11,10 @@ from django.views.decorators.http import require_GET, require_POST
 
 from memory_review.calibration import labeling
 from memory_review.calibration.labeling import ItemRef, LabelError
+from memory_review.tenancy.names import display_name
 
+from .. import blind
 from ..access import require_labeler, require_lead
-from ..names import display_name
 from .base import page, partial_or_page, tenant_view
 
 KIND_NAMES = {labeling.VERDICT: "Verdicts", labeling.CANDIDATE: "Promotion candidates"}
@@ -62,31 +63,18 @@ def _panel(request: HttpRequest, membership, kind: str, *, show: str | None = No
     )
 
 
-def _reveal(request: HttpRequest, membership) -> dict | None:
+def _reveal(request: HttpRequest, membership) -> blind.Reveal | None:
     """The item this labeler labeled last, now that their answer is in: what the policy said,
     the votes, and the other labelers' answers."""
     key = request.session.get(_last_key(membership))
     if not key:
         return None
-    tenant = membership.tenant
     try:
         ref = ItemRef.parse(key)
-        item = labeling.get_item(tenant, ref)
+        item = labeling.get_item(membership.tenant, ref)
     except LabelError:
         return None
-    labels = labeling.labels_of(tenant, ref)
-    mine = next(
-        (label for label in labels if label.labeler_id == request.user.pk and not label.adjudicated), None
-    )
-    if mine is None:
-        return None
-    return {
-        "ref": ref,
-        "item": item,
-        "mine": mine,
-        "others": [(display_name(label.labeler), label) for label in labels if label is not mine],
-        "policy_said": item.disposition if ref.kind == labeling.VERDICT else item.policy_decision,
-    }
+    return blind.reveal(membership.tenant, request.user, ref, item)
 
 
 @require_GET
@@ -168,7 +156,7 @@ def label_agreement(request: HttpRequest, membership) -> HttpResponse:
     tenant = membership.tenant
     sections = []
     for kind, title in KIND_NAMES.items():
-        entries = labeling.labeled_items(tenant, kind)
+        entries = labeling.labeled_items(tenant, kind, labeled_by=blind.counted_for(membership, request.user))
         disputed = labeling.disputes(tenant, kind, entries=entries)
         names = _labeler_names(tenant, kind)
         # The answers on a disputed item are for the lead who rules on it and the auditor who

@@ -1,29 +1,25 @@
 """One memory: its page (provenance, status and verdict history, chart, links graph, what held
 at a time), the reviewer's actions on it, and claiming it."""
 
-import re
-
 from django import forms
 from django.conf import settings
 from django.contrib import messages
-from django.http import HttpRequest, HttpResponse, JsonResponse, QueryDict
+from django.http import HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import get_object_or_404, redirect
 from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils import timezone
-from django.utils.dateparse import parse_datetime
 from django.views.decorators.http import require_GET, require_POST
 
-from memory_review import textlimits
+from memory_review import params, textlimits
 from memory_review.assessments import reassessment
+from memory_review.compliance import dual_control
 from memory_review.lifecycle import LifecycleError, StaleVersion
-from memory_review.memories import dual_control
-from memory_review.memories.models import MemoryStatus
+from memory_review.memories.models import Memory, MemoryStatus
 from memory_review.tenancy.models import Membership
-
-from .. import charts, claims, graph, lists, memory_page, rows
-from ..access import get_memory_for, require_lead, require_reviewer
-from ..decisions import (
+from memory_review.tenancy.names import display_name
+from memory_review.workflow import assignment, claims
+from memory_review.workflow.decisions import (
     ACTIONS,
     KEEP,
     REWRITE,
@@ -34,43 +30,43 @@ from ..decisions import (
     memory_decide,
     memory_rewrite,
 )
-from ..names import display_name
-from ..paging import BadCursor
+
+from .. import charts, explain, graph, lists, memory_page, rows, words
+from ..access import get_memory_for, require_lead, require_reviewer, works_blind
 from .base import page, safe_next, tenant_view
+from .blind import memory_evidence
 
 DETAIL = "review/memory_detail.html"
 
 
 def _as_of(request: HttpRequest):
-    raw = request.GET.get("as_of", "").strip()
-    if not raw:
-        return None, None
+    """The time asked about and no problem, or no time and what is wrong (the page says it)."""
     try:
-        at = parse_datetime(raw)
-    except ValueError:  # well formed, but no such day or hour
-        at = None
-    if at is None:
-        return None, f"{raw!r} is not a date and time (use the picker, or YYYY-MM-DD HH:MM)"
-    if timezone.is_naive(at):
-        at = timezone.make_aware(at)
-    return at, None
+        return params.moment(request.GET, "as_of"), None
+    except params.BadParameter as exc:
+        return None, str(exc)
 
 
 @require_GET
 @tenant_view
 def memory_detail(request: HttpRequest, membership, pk: int) -> HttpResponse:
     memory = get_memory_for(membership, pk)
+    if works_blind(membership):
+        return memory_evidence(request, membership, memory)
     hops = 2 if request.GET.get("hops") == "2" else 1
     at, as_of_problem = _as_of(request)
-    try:
-        verdicts = memory_page.verdicts_page(memory, after=request.GET.get("after"))
-    except BadCursor:
-        verdicts = memory_page.verdicts_page(memory)
+    verdicts = memory_page.verdicts_page(memory, after=request.GET.get("after"))
     neighbourhood = memory_page.neighbourhood(memory, hops=hops)
     context = dict(
         memory=memory,
+        evidence=explain.evidence_for(memory),
         history=memory_page.status_history(memory),
         verdicts=verdicts,
+        chart=charts.still_true_chart(
+            memory_page.still_true_series(memory), memory_page.active_thresholds(memory)
+        )
+        if verdicts.rows
+        else None,
         neighbourhood=neighbourhood,
         layout=graph.layout(neighbourhood),
         hops=hops,
@@ -95,9 +91,14 @@ def _state(request: HttpRequest, membership, memory) -> dict:
             for m in Membership.objects.filter(tenant=membership.tenant).select_related("user")
             if m.can_review
         ]
+    claim = claims.held_claim(memory)
     return dict(
         pending_requests=dual_control.pending(memory.tenant).filter(memory=memory),
-        claim=claims.held_claim(memory),
+        claim=claim,
+        held_by_other=claim if claim is not None and claim.holder_id != request.user.pk else None,
+        assigned=assignment.assignees([memory], memory.tenant_id)[memory.pk]
+        if memory.status == MemoryStatus.NEEDS_REVIEW
+        else [],
         actions=available_actions(memory) if membership.can_review else [],
         rewrite=REWRITE if membership.can_review and can_rewrite(memory) else None,
         reviewers=reviewers,
@@ -105,23 +106,12 @@ def _state(request: HttpRequest, membership, memory) -> dict:
     )
 
 
-@require_GET
-@tenant_view
-def memory_chart(request: HttpRequest, membership, pk: int) -> JsonResponse:
-    """The still_true chart's figure, fetched by static/js/charts.js (data-url, as STYLE §8)."""
-    memory = get_memory_for(membership, pk)
-    figure = charts.still_true_figure(
-        memory_page.still_true_series(memory), memory_page.active_thresholds(memory)
-    )
-    return HttpResponse(charts.to_json(figure), content_type="application/json")
-
-
 class _DecisionForm(forms.Form):
-    seen_version = forms.IntegerField(min_value=1)
+    seen_version = forms.IntegerField(min_value=1, max_value=params.column_max(Memory, "row_version"))
     view = forms.ChoiceField(choices=[("page", "page"), ("row", "row")], required=False)
     filters = forms.CharField(required=False, max_length=2000)
     # A new hard TTL (restoring or rewriting a memory past its own): a time, or none at all.
-    valid_until = forms.DateTimeField(required=False, input_formats=["%Y-%m-%dT%H:%M", "%Y-%m-%d %H:%M"])
+    valid_until = params.DateTimeField(required=False, input_formats=["%Y-%m-%dT%H:%M", "%Y-%m-%d %H:%M"])
     no_ttl = forms.BooleanField(required=False)
 
     def service_arguments(self) -> dict:
@@ -182,7 +172,9 @@ def _decide(request: HttpRequest, membership, memory, form: forms.Form, service)
             **data,
         )
     except StaleVersion:
-        return _respond(request, membership, memory, view, conflict=conflict_for(memory, seen), status=409)
+        conflict = conflict_for(memory, seen)
+        words.in_words(conflict.moves, membership.tenant)
+        return _respond(request, membership, memory, view, conflict=conflict, status=409)
     except ReasonRequired as exc:
         return _respond(request, membership, memory, view, problem=str(exc), status=400)
     except (LifecycleError, claims.ClaimError) as exc:
@@ -214,9 +206,10 @@ def _respond(
     }
     if view == "row":
         row = lists.row_of(memory, viewer=request.user)
-        line = rows.row_context(request, membership, "queue", query=filters)
+        list_name = "memories" if request.POST.get("list_name") == "memories" else "queue"
+        line = rows.row_context(request, membership, list_name, query=filters)
         parts = [rows.memory_row(row, line, outcome=outcome, conflict=conflict, problem=problem)]
-        if outcome is not None:
+        if outcome is not None and list_name == "queue":  # the queue's count; the list's is its own
             parts.append(
                 render_to_string(
                     "review/includes/list_total.html",
@@ -237,7 +230,7 @@ def _respond(
 
 
 def _filtered_total(request, membership, filters: str) -> int:
-    form = lists.QueueFilters(QueryDict(filters))
+    form = lists.QueueFilters(QueryDict(filters), tenant=membership.tenant)
     if not form.is_valid():
         return lists.queue_memories(membership.tenant).count()
     return lists.filtered(lists.queue_memories(membership.tenant), form, user=request.user).count()
@@ -247,10 +240,9 @@ def _conflict_text(conflict) -> str:
     if conflict is None:
         return "Nothing was changed."
     moves = "; ".join(
-        f"{m.actor_name} moved it {m.from_status} → {m.to_status} at {timezone.localtime(m.created_at):%H:%M}"
-        for m in conflict.moves
+        f"{m.actor_name} {words.moved(m)} at {timezone.localtime(m.created_at):%H:%M}" for m in conflict.moves
     )
-    moves = moves or f"it is now version {conflict.memory.row_version}"
+    moves = moves or f"it is now {words.status_words(conflict.memory.status)}"
     return f"This memory changed since you loaded it ({moves}). Nothing was changed: look again and decide."
 
 
@@ -324,12 +316,29 @@ def claim_release(request: HttpRequest, membership, pk: int) -> HttpResponse:
 def claim_reassign(request: HttpRequest, membership, pk: int) -> HttpResponse:
     require_lead(membership)
     # Only a member of this tenant can be named: anyone else is a 404, never a name or a hint.
-    chosen = request.POST.get("to", "")
     member = get_object_or_404(
         Membership.objects.filter(tenant=membership.tenant).select_related("user"),
-        user_id=int(chosen) if re.fullmatch(r"[0-9]{1,18}", chosen) else 0,
+        user_id=params.object_id(request.POST, "to", Membership, "user") or 0,
     )
     to = member.user
     return _claim_action(
         request, membership, pk, lambda memory: claims.claim_reassign(memory=memory, to=to, by=request.user)
+    )
+
+
+@require_POST
+@tenant_view
+def claim_ask(request: HttpRequest, membership, pk: int) -> HttpResponse:
+    """Ask a colleague to let go of an item they hold (their pages say who asked)."""
+    return _claim_action(
+        request, membership, pk, lambda memory: claims.claim_ask_release(memory=memory, by=request.user)
+    )
+
+
+@require_POST
+@tenant_view
+def claim_take_over(request: HttpRequest, membership, pk: int) -> HttpResponse:
+    require_lead(membership)
+    return _claim_action(
+        request, membership, pk, lambda memory: claims.claim_take_over(memory=memory, by=request.user)
     )

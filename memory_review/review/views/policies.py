@@ -18,10 +18,12 @@ from memory_review.assessments.policy import Thresholds
 from memory_review.assessments.reassessment import redecided
 from memory_review.calibration import adoption, labeling
 from memory_review.calibration.models import PolicyProposal
+from memory_review.tenancy.names import display_name
 
+from .. import words
 from ..access import require_admin, require_lead
-from ..names import display_name
 from .base import page, tenant_view
+from .blind import refused_when_blind
 
 NUMBERS = [f.name for f in fields(Thresholds) if f.name != "review_only_sources"]
 
@@ -54,11 +56,21 @@ def _candidate(request: HttpRequest, active: Thresholds) -> tuple[Thresholds | N
 
 @require_GET
 @tenant_view
+@refused_when_blind("comparing policies lists the votes a policy would decide otherwise, and how")
 def policy_compare(request: HttpRequest, membership) -> HttpResponse:
     tenant = membership.tenant
     version, active = labeling.active_policy(tenant)
     candidate, problems = _candidate(request, active)
     comparison = adoption.compare(tenant, active=active, candidate=candidate) if candidate else None
+    names = (
+        words.subjects(
+            tenant,
+            memories=[memory for _, memory, _, _ in comparison.stored.changes[:200]],
+            candidates=[pk for pk, _, _ in comparison.promotions.changes[:200]],
+        )
+        if comparison
+        else {}
+    )
     return page(
         request,
         membership,
@@ -69,6 +81,7 @@ def policy_compare(request: HttpRequest, membership) -> HttpResponse:
         candidate=candidate,
         problems=problems,
         comparison=comparison,
+        names=names,
         numbers=[(name, getattr(active, name), getattr(candidate or active, name)) for name in NUMBERS],
         origin=request.GET.get("origin", "typed in")[:100],
         modes=adoption.MODES,
@@ -112,6 +125,7 @@ def policy_propose(request: HttpRequest, membership) -> HttpResponse:
 
 @require_GET
 @tenant_view
+@refused_when_blind("the policies page lists memories the active policy would decide otherwise")
 def policy_list(request: HttpRequest, membership) -> HttpResponse:
     tenant = membership.tenant
     proposals = list(
@@ -123,13 +137,15 @@ def policy_list(request: HttpRequest, membership) -> HttpResponse:
         proposal.proposer_name = display_name(proposal.proposed_by)
         proposal.decider_name = display_name(proposal.decided_by) if proposal.decided_by else None
         proposal.evidence_json = json.dumps(proposal.evidence, indent=2, sort_keys=True)
+    changes = redecided(tenant, PolicyVersion.objects.for_tenant(tenant).active())
     return page(
         request,
         membership,
         "review/policies.html",
         proposals=proposals,
         versions=PolicyVersion.objects.for_tenant(tenant).order_by("-number")[:50],
-        redecided=redecided(tenant, PolicyVersion.objects.for_tenant(tenant).active()),
+        redecided=changes,
+        names=words.subjects(tenant, memories=[verdict.memory_id for verdict, _ in changes[:50]]),
     )
 
 

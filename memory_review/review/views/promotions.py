@@ -7,16 +7,17 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.views.decorators.http import require_GET, require_POST
 
-from memory_review import textlimits
+from memory_review import params, textlimits
 from memory_review.assessments.models import CandidateStatus, PromotionCandidate
 from memory_review.assessments.promotion import candidate_decide
 from memory_review.lifecycle import Actor, LifecycleError, StaleVersion
+from memory_review.tenancy.names import actor_names
 
 from .. import disagreements
-from ..access import get_candidate_for, require_reviewer
-from ..names import actor_names
-from ..paging import BadCursor, keyset_page
+from ..access import get_candidate_for, require_reviewer, works_blind
+from ..paging import keyset_page
 from .base import page, tenant_view
+from .blind import candidate_evidence, refused_when_blind
 
 OPEN = [CandidateStatus.PROPOSED, CandidateStatus.NEEDS_REVIEW]
 SHOWS = {"open": "Waiting for a reviewer", "decided": "Decided", "all": "All"}
@@ -24,6 +25,7 @@ SHOWS = {"open": "Waiting for a reviewer", "decided": "Decided", "all": "All"}
 
 @require_GET
 @tenant_view
+@refused_when_blind("the promotion list shows each candidate's votes and what the policy decided")
 def promotion_list(request: HttpRequest, membership) -> HttpResponse:
     show = request.GET.get("show") if request.GET.get("show") in SHOWS else "open"
     candidates = PromotionCandidate.objects.for_tenant(membership.tenant).select_related(
@@ -33,12 +35,9 @@ def promotion_list(request: HttpRequest, membership) -> HttpResponse:
         candidates = candidates.filter(status__in=OPEN)
     elif show == "decided":
         candidates = candidates.exclude(status__in=OPEN)
-    try:
-        listing = keyset_page(
-            candidates, ("-id",), size=50, after=request.GET.get("after"), before=request.GET.get("before")
-        )
-    except BadCursor:
-        listing = keyset_page(candidates, ("-id",), size=50)
+    listing = keyset_page(
+        candidates, ("-id",), size=50, after=request.GET.get("after"), before=request.GET.get("before")
+    )
     return page(request, membership, "review/promotion_list.html", listing=listing, show=show, shows=SHOWS)
 
 
@@ -46,6 +45,8 @@ def promotion_list(request: HttpRequest, membership) -> HttpResponse:
 @tenant_view
 def promotion_detail(request: HttpRequest, membership, pk: int) -> HttpResponse:
     candidate = get_candidate_for(membership, pk)
+    if works_blind(membership):
+        return candidate_evidence(request, membership, candidate)
     history = list(candidate.transitions.order_by("-seq"))
     names = actor_names([*(move.actor for move in history), candidate.reviewed_by])
     for move in history:
@@ -64,7 +65,9 @@ def promotion_detail(request: HttpRequest, membership, pk: int) -> HttpResponse:
 class DecideForm(forms.Form):
     decision = forms.ChoiceField(choices=[("approve", "Approve"), ("reject", "Reject")])
     reason = textlimits.CharField(max_length=900, strip=True)
-    seen_version = forms.IntegerField(min_value=1)
+    seen_version = forms.IntegerField(
+        min_value=1, max_value=params.column_max(PromotionCandidate, "row_version")
+    )
 
 
 @require_POST
@@ -101,6 +104,7 @@ def promotion_decide(request: HttpRequest, membership, pk: int) -> HttpResponse:
 
 @require_GET
 @tenant_view
+@refused_when_blind("the disagreements page sets the policies against the reviewers and the labelers")
 def disagreement_list(request: HttpRequest, membership) -> HttpResponse:
     return page(
         request,

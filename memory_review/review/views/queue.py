@@ -2,25 +2,22 @@
 tells the reviewer what colleagues and the policy took away, and bulk actions on exactly the
 filtered set a lead confirmed."""
 
-import re
-
 from django import forms
 from django.conf import settings
 from django.core import signing
 from django.http import HttpRequest, HttpResponse
 from django.utils import timezone
-from django.utils.dateparse import parse_datetime
 from django.views.decorators.http import require_GET, require_POST
 
-from memory_review import textlimits
+from memory_review import params, textlimits
+from memory_review.workflow.decisions import ACTIONS, bulk_actions_for, bulk_decide
 
 from .. import lists, rows
 from ..access import require_lead
-from ..decisions import ACTIONS, bulk_decide
 from ..paging import BadCursor
 from .base import page, partial_or_page, tenant_view
+from .blind import refused_when_blind
 
-ID = re.compile(r"[0-9]{1,18}")  # what a row id can be (str.isdigit() also takes "²")
 BULK_ACTIONS = [(name, action.label) for name, action in ACTIONS.items() if name != "forget"]
 BULK_SALT = "memory-review.bulk"
 BULK_MAX_AGE_S = 3600
@@ -39,6 +36,11 @@ def _list_page(request: HttpRequest, membership, *, base, filters, template: str
     query = request.GET.copy()
     for cursor in ("after", "before"):
         query.pop(cursor, None)
+    statuses = (
+        {lists.MemoryStatus.NEEDS_REVIEW}
+        if context["list_name"] == "queue"
+        else _statuses(base, filters, request)
+    )
     return page(
         request,
         membership,
@@ -48,16 +50,26 @@ def _list_page(request: HttpRequest, membership, *, base, filters, template: str
         query=query.urlencode(),
         row_context=rows.row_context(request, membership, context["list_name"], query=query.urlencode()),
         loaded_at=timezone.now(),
-        bulk_actions=BULK_ACTIONS,
+        bulk_actions=[(name, action.label) for name, action in bulk_actions_for(statuses)],
         **context,
     )
 
 
+def _statuses(base, filters, request) -> set[str]:
+    """The statuses in the filtered set: a bulk action offers only moves valid from all of them."""
+    chosen = filters.cleaned_data.get("status")
+    if chosen:
+        return {chosen}
+    found = lists.filtered(base, filters, user=request.user).order_by().values_list("status", flat=True)
+    return set(found.distinct())
+
+
 @require_GET
 @tenant_view
+@refused_when_blind("the review queue says why the policy sent each memory to review, quoting its votes")
 def review_queue(request: HttpRequest, membership) -> HttpResponse:
     base = lists.queue_memories(membership.tenant)
-    filters = lists.QueueFilters(request.GET)
+    filters = lists.QueueFilters(request.GET, tenant=membership.tenant)
     return _list_page(
         request, membership, base=base, filters=filters, template="review/queue.html", list_name="queue"
     )
@@ -65,6 +77,7 @@ def review_queue(request: HttpRequest, membership) -> HttpResponse:
 
 @require_GET
 @tenant_view
+@refused_when_blind("the list of all memories shows each one's status and why it moved, quoting its votes")
 def memory_list(request: HttpRequest, membership) -> HttpResponse:
     base = lists.Memory.objects.for_tenant(membership.tenant)
     filters = lists.MemoryFilters(request.GET)
@@ -80,13 +93,11 @@ def memory_list(request: HttpRequest, membership) -> HttpResponse:
 
 @require_GET
 @tenant_view
+@refused_when_blind("the review queue's updates say what the policy and reviewers did to each memory")
 def queue_changes(request: HttpRequest, membership) -> HttpResponse:
     """Polled by the open queue: rows taken away since it loaded, claims, and new arrivals."""
-    shown = [int(pk) for pk in request.GET.get("shown", "").split(",") if ID.fullmatch(pk)][: lists.PAGE_SIZE]
-    try:
-        since = parse_datetime(request.GET.get("since", ""))
-    except ValueError:  # well formed but not a real time: count no arrivals rather than fail
-        since = None
+    shown = params.object_ids(request.GET, "shown", lists.Memory, most=lists.PAGE_SIZE)
+    since = params.moment(request.GET, "since")
     changes = lists.queue_changes(membership.tenant, viewer=request.user, shown=shown, since=since)
     return page(
         request,
@@ -106,7 +117,9 @@ class BulkForm(forms.Form):
 
 def _bulk_set(request: HttpRequest, membership, list_name: str):
     if list_name == "queue":
-        return lists.queue_memories(membership.tenant), lists.QueueFilters(request.POST)
+        return lists.queue_memories(membership.tenant), lists.QueueFilters(
+            request.POST, tenant=membership.tenant
+        )
     return lists.Memory.objects.for_tenant(membership.tenant), lists.MemoryFilters(request.POST)
 
 

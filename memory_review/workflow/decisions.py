@@ -9,13 +9,13 @@ from django.utils import timezone
 
 from memory_review.assessments.models import Disposition, Verdict
 from memory_review.audit.models import Transition
-from memory_review.lifecycle import Actor, LifecycleError, StaleVersion, permits, transition
-from memory_review.memories.dual_control import request_forget
+from memory_review.compliance.dual_control import request_forget
+from memory_review.lifecycle import MEMORY_MOVES, Actor, LifecycleError, StaleVersion, permits, transition
 from memory_review.memories.models import Memory, MemoryLink, MemoryStatus
 from memory_review.memories.services import memory_forget, memory_write
+from memory_review.tenancy.names import actor_names
 
 from .claims import ClaimHeld, claims_end_on_decision, held_claim
-from .names import actor_names
 
 
 @dataclass(frozen=True)
@@ -60,6 +60,18 @@ class Outcome:
 def available_actions(memory: Memory) -> list[tuple[str, Action]]:
     """What a reviewer may do with this memory now, by the lifecycle's table."""
     return [(name, action) for name, action in ACTIONS.items() if permits(memory, "user", name)]
+
+
+def bulk_actions_for(statuses) -> list[tuple[str, Action]]:
+    """The moves a bulk action may offer on a set holding these statuses: each valid from every
+    one of them (lifecycle.MEMORY_MOVES), so none of the set is refused for its status; forgetting
+    is never done in bulk."""
+    statuses = set(statuses)
+    return [
+        (name, action)
+        for name, action in ACTIONS.items()
+        if name != "forget" and statuses and statuses <= MEMORY_MOVES[("user", name)][0]
+    ]
 
 
 def can_rewrite(memory: Memory) -> bool:

@@ -9,10 +9,10 @@ from django.utils import timezone
 
 from memory_review.memories.models import Memory, MemoryStatus
 from memory_review.tenancy.models import Membership
+from memory_review.tenancy.names import display_name
 from memory_review.textlimits import fit
 
 from .models import Claim
-from .names import display_name
 
 
 class ClaimError(Exception):
@@ -112,6 +112,26 @@ def claim_reassign(*, memory: Memory, to, by) -> Claim:
     if held is not None:
         _end(held, by=by, note=f"reassigned to {display_name(to)} by {display_name(by)}")
     return _new(row, holder=to, now=now)
+
+
+@transaction.atomic
+def claim_ask_release(*, memory: Memory, by) -> Claim:
+    """Ask the holder to let go: their pages say who asked (the claim stays theirs until then)."""
+    _locked(memory)
+    held = held_claim(memory)
+    if held is None:
+        raise ClaimError("nobody holds this item: claim it")
+    if held.holder_id == by.pk:
+        raise ClaimError("you hold this item yourself")
+    held.release_asked_by, held.release_asked_at = by, timezone.now()
+    held.save(update_fields=["release_asked_by", "release_asked_at"])
+    return held
+
+
+@transaction.atomic
+def claim_take_over(*, memory: Memory, by) -> Claim:
+    """A lead takes a colleague's item: the colleague's claim ends, naming who took it."""
+    return claim_reassign(memory=memory, to=by, by=by)
 
 
 def claims_end_on_decision(*, memory: Memory, by, action: str) -> None:

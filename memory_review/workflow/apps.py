@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class WorkflowConfig(AppConfig):
+    name = "memory_review.workflow"
+    label = "workflow"

@@ -1,0 +1,224 @@
+"""Who is to review what, and at what pace (LangSmith's and Langfuse's annotation queues): a lead
+gives queue items to reviewers by hand, or by rules on an item's channel, kind or subject; each
+reviewer's decisions an hour and the oldest item waiting for them; items past the tenant's
+review target (a lead sets it; REVIEW_TARGET_HOURS until then). A hand assignment wins over the
+rules; every rule that matches an item makes it its assignee's. An assignment lasts one stay in
+the queue."""
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from functools import reduce
+from operator import or_
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Count, Exists, F, Min, OuterRef, Q, QuerySet
+from django.utils import timezone
+
+from memory_review.audit.models import Transition
+from memory_review.lifecycle import Actor, LifecycleError
+from memory_review.memories.models import Memory, MemoryStatus
+from memory_review.tenancy.models import Membership, Tenant
+from memory_review.tenancy.names import display_name
+
+from .flow import DECIDED
+from .models import Assignment, AssignmentRule, ReviewTarget
+
+
+class AssignmentError(LifecycleError):
+    pass
+
+
+def target_hours(tenant_id: int) -> int:
+    hours = ReviewTarget.objects.filter(tenant_id=tenant_id).values_list("hours", flat=True).first()
+    return hours or settings.REVIEW_TARGET_HOURS
+
+
+def review_target(tenant_id: int) -> timedelta:
+    return timedelta(hours=target_hours(tenant_id))
+
+
+def set_target(*, tenant: Tenant, hours: int, by) -> ReviewTarget:
+    """A lead's review target for the tenant: between an hour and 30 days."""
+    if not 1 <= hours <= ReviewTarget.HOURS_MAX:
+        raise AssignmentError(
+            f"the review target is between 1 and {ReviewTarget.HOURS_MAX} hours, not {hours}"
+        )
+    target, _ = ReviewTarget.objects.update_or_create(
+        tenant=tenant, defaults={"hours": hours, "set_by": by, "set_at": timezone.now()}
+    )
+    return target
+
+
+def _reviewer(tenant: Tenant, user) -> None:
+    membership = Membership.objects.filter(tenant=tenant, user=user).first()
+    if membership is None or not membership.can_review:
+        raise AssignmentError(f"{display_name(user)} does not review in {tenant.slug}")
+
+
+@transaction.atomic
+def assign(*, memory: Memory, to, by) -> Assignment:
+    """Give a queue item to a reviewer (ending whoever had it)."""
+    row = Memory.objects.select_for_update().get(pk=memory.pk)
+    if row.status != MemoryStatus.NEEDS_REVIEW:
+        raise AssignmentError(f"only memories in the review queue are assigned; this one is {row.status}")
+    _reviewer(row.tenant, to)
+    now = timezone.now()
+    in_force(Assignment.objects.filter(memory=row)).update(ended_at=now)
+    return Assignment.objects.create(
+        tenant_id=row.tenant_id, memory=row, assignee=to, assigned_by=by, assigned_at=now
+    )
+
+
+def in_force(assignments: QuerySet) -> QuerySet:
+    """Assignments not ended and given during the memory's current stay in the queue."""
+    return assignments.filter(ended_at__isnull=True, assigned_at__gte=F("memory__flagged_at"))
+
+
+def rule_create(
+    *, tenant: Tenant, to, by, channel: str = "", kind: str = "", subject: str = ""
+) -> AssignmentRule:
+    if not (channel or kind or subject.strip()):
+        raise AssignmentError("a rule needs a channel, a kind or words of the subject to match")
+    _reviewer(tenant, to)
+    return AssignmentRule.objects.create(
+        tenant=tenant, assignee=to, channel=channel or None, kind=kind or None,
+        subject_contains=subject.strip() or None, created_by=by, created_at=timezone.now(),
+    )  # fmt: skip
+
+
+def rule_remove(*, rule: AssignmentRule) -> None:
+    AssignmentRule.objects.filter(pk=rule.pk, removed_at__isnull=True).update(removed_at=timezone.now())
+
+
+def rules(tenant: Tenant) -> QuerySet:
+    return (
+        AssignmentRule.objects.for_tenant(tenant).filter(removed_at__isnull=True).select_related("assignee")
+    )
+
+
+def _rule_matches(rule: AssignmentRule) -> Q:
+    """A rule as a condition on the memory's own columns: its channel and kind (blank matches any)
+    and, case aside, words of its subject (as `_applies` says in Python)."""
+    condition = Q()
+    if rule.channel:
+        condition &= Q(channel=rule.channel)
+    if rule.kind:
+        condition &= Q(kind=rule.kind)
+    if rule.subject_contains:
+        condition &= Q(subject__icontains=rule.subject_contains)
+    return condition
+
+
+def _by_rule(tenant_id: int, user=None) -> Q:
+    """Whether one of the tenant's rules (`user`'s, if given) matches the memory. A tenant has a
+    handful of rules: read once, they become plain predicates the planner can use, rather than a
+    subquery over the rules evaluated for every memory in the queue."""
+    found = AssignmentRule.objects.filter(tenant_id=tenant_id, removed_at__isnull=True)
+    if user is not None:
+        found = found.filter(assignee=user)
+    conditions = [_rule_matches(rule) for rule in found]
+    return reduce(or_, conditions) if conditions else Q(pk__in=[])
+
+
+def _by_hand(**filters) -> Exists:
+    return Exists(in_force(Assignment.objects.filter(memory=OuterRef("pk"), **filters)))
+
+
+def _theirs(tenant_id: int, user) -> Q:
+    return Q(_by_hand(assignee=user)) | (~Q(_by_hand()) & _by_rule(tenant_id, user))
+
+
+def assigned_to(memories: QuerySet, user, tenant_id: int) -> QuerySet:
+    """The memories that are `user`'s: given to them by hand, or matched by one of their rules
+    and given to no one by hand."""
+    return memories.filter(_theirs(tenant_id, user))
+
+
+def unassigned(memories: QuerySet, tenant_id: int) -> QuerySet:
+    return memories.filter(~Q(_by_hand()) & ~_by_rule(tenant_id))
+
+
+def assignees(memories: list[Memory], tenant: Tenant) -> dict[int, list[str]]:
+    """Who each shown memory is assigned to, by name: two queries for the page."""
+    found = {pk: [] for pk in (m.pk for m in memories)}
+    for memory_id, first, last, username in in_force(
+        Assignment.objects.filter(memory_id__in=found)
+    ).values_list("memory_id", "assignee__first_name", "assignee__last_name", "assignee__username"):
+        found[memory_id] = [f"{first} {last}".strip() or username]
+    active = list(rules(tenant))
+    for memory in memories:
+        if found[memory.pk] or not active:
+            continue
+        found[memory.pk] = sorted({display_name(rule.assignee) for rule in active if _applies(rule, memory)})
+    return found
+
+
+def _applies(rule: AssignmentRule, memory: Memory) -> bool:
+    return (
+        (not rule.channel or memory.channel == rule.channel)
+        and (not rule.kind or memory.kind == rule.kind)
+        and (not rule.subject_contains or rule.subject_contains.lower() in memory.subject.lower())
+    )
+
+
+@dataclass(frozen=True)
+class Pace:
+    name: str
+    user_id: int
+    last_hour: int  # decisions in the last hour
+    today: int
+    per_hour: float | None  # today's decisions over the hours since their first today
+    waiting: int  # items assigned to them, waiting
+    oldest: datetime | None  # when the oldest of those entered review
+
+
+def team(tenant: Tenant, *, now=None) -> list[Pace]:
+    """Each reviewer's pace and what waits for them, in name order."""
+    now = now or timezone.now()
+    start = timezone.localtime(now).replace(hour=0, minute=0, second=0, microsecond=0)
+    people = [m for m in Membership.objects.filter(tenant=tenant).select_related("user") if m.can_review]
+    decided = (
+        Transition.objects.for_tenant(tenant)
+        .filter(action__in=DECIDED, memory__isnull=False, created_at__gte=start, actor__startswith="user:")
+        .values("actor")
+        .annotate(
+            n=Count("pk"),
+            first=Min("created_at"),
+            last_hour=Count("pk", filter=Q(created_at__gte=now - timedelta(hours=1))),
+        )
+    )
+    by_actor = {row["actor"]: row for row in decided}
+    # What waits for each of them, in one pass over the queue.
+    theirs = {m.user_id: _theirs(tenant.pk, m.user) for m in people}
+    waiting = Memory.objects.for_tenant(tenant).needs_review().aggregate(
+        **{f"n_{pk}": Count("pk", filter=mine) for pk, mine in theirs.items()},
+        **{f"oldest_{pk}": Min("flagged_at", filter=mine) for pk, mine in theirs.items()},
+    ) if people else {}  # fmt: skip
+    out = []
+    for membership in people:
+        user = membership.user
+        row = by_actor.get(str(Actor.user(user)), {})
+        hours = max((now - row["first"]).total_seconds() / 3600, 1.0) if row else None
+        out.append(
+            Pace(
+                name=display_name(user),
+                user_id=user.pk,
+                last_hour=row.get("last_hour", 0),
+                today=row.get("n", 0),
+                per_hour=round(row["n"] / hours, 1) if row else None,
+                waiting=waiting[f"n_{user.pk}"],
+                oldest=waiting[f"oldest_{user.pk}"],
+            )  # fmt: skip
+        )
+    return sorted(out, key=lambda pace: pace.name.lower())
+
+
+def oldest_waiting(tenant: Tenant) -> datetime | None:
+    return Memory.objects.for_tenant(tenant).needs_review().aggregate(oldest=Min("flagged_at"))["oldest"]
+
+
+def past_target(tenant: Tenant, *, now=None) -> int:
+    now = now or timezone.now()
+    waiting = Memory.objects.for_tenant(tenant).needs_review()
+    return waiting.filter(flagged_at__lt=now - review_target(tenant.pk)).count()

@@ -1,0 +1,157 @@
+"""The review flow: one queue item at a time, in the queue's order, decided with one key
+(LangSmith's and Langfuse's annotation queues). Arriving at an item claims it, skipping releases
+it, a decision moves on to the next, and `u` takes the last decision back within
+REVIEW_UNDO_SECONDS as a compensating move of its own on the audit trail, unless someone acted on
+the memory since. The screens pass the filtered queue in; every move is a decision of
+workflow/decisions.py, so claims, row versions and the audit trail hold as they do elsewhere."""
+
+from dataclasses import dataclass
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Exists, OuterRef, QuerySet
+from django.utils import timezone
+
+from memory_review.assessments.models import Verdict
+from memory_review.audit.models import Transition
+from memory_review.lifecycle import Actor, LifecycleError, transition
+from memory_review.memories.models import Memory, MemoryStatus
+from memory_review.tenancy.models import Tenant
+from memory_review.tenancy.names import actor_names
+
+from . import claims
+from .decisions import Outcome, memory_decide
+from .models import Claim
+
+# What one key decides in the flow, and the move it makes.
+KEYS = {"a": "approve", "f": "freeze", "x": "kill"}
+DECIDED = ("approve", "freeze", "contradict", "supersede")  # what counts as a decision made here
+REPLACES_AT = 0.6  # a kill whose vote says the event replaces the memory is a supersede
+
+
+class UndoRefused(LifecycleError):
+    pass
+
+
+def candidates(queue: QuerySet, *, user, skipped=(), now=None) -> QuerySet:
+    """The filtered queue as the flow walks it: without items a colleague holds or the reviewer
+    skipped, in the queue's own order."""
+    held = Claim.objects.held(now).filter(memory=OuterRef("pk")).exclude(holder=user)
+    return queue.exclude(pk__in=list(skipped)).exclude(Exists(held))
+
+
+def arrive(memory: Memory, *, user) -> Claim | None:
+    """Claim the item the reviewer arrives at (renewing their own claim). None when a colleague
+    took it a moment ago: the flow moves on."""
+    try:
+        return claims.claim_take(memory=memory, user=user)
+    except claims.ClaimError:
+        return None
+
+
+def skip(memory: Memory, *, user) -> None:
+    """Leave the item for someone else: the reviewer's claim on it ends."""
+    held = claims.held_claim(memory)
+    if held is not None and held.holder_id == user.pk:
+        claims.claim_release(memory=memory, by=user, note="skipped in the review flow", can_lead=False)
+
+
+def kill_action(memory: Memory) -> str:
+    """What confirming the kill means for this memory: superseded when the vote that put it in
+    review says the event replaces it, contradicted otherwise."""
+    latest = Verdict.objects.filter(memory=memory, bears__isnull=False).order_by("-created_at", "-id").first()
+    replaces = latest.replaces if latest is not None and latest.replaces is not None else 0.0
+    return "supersede" if replaces >= REPLACES_AT else "contradict"
+
+
+@dataclass(frozen=True)
+class Decided:
+    outcome: Outcome
+    move: Transition | None  # the reviewer's move, which `u` may take back (None: nothing moved)
+
+
+@transaction.atomic
+def decide(*, memory: Memory, key: str, user, reason: str, seen_version: int, can_lead: bool,
+           request_id: str | None = None) -> Decided:  # fmt: skip
+    """The move one key makes, through memory_decide (claims, row versions, hard TTL)."""
+    if key not in KEYS:
+        raise LifecycleError(f"no decision has the key {key!r}: {', '.join(KEYS)}")
+    action = KEYS[key] if KEYS[key] != "kill" else kill_action(memory)
+    outcome = memory_decide(
+        memory=memory, action=action, user=user, reason=reason, seen_version=seen_version,
+        can_lead=can_lead, request_id=request_id,
+    )  # fmt: skip
+    move = (
+        Transition.objects.filter(memory=memory, actor=str(Actor.user(user)), action=action)
+        .order_by("-seq")
+        .first()
+    )
+    return Decided(outcome=outcome, move=None if outcome.expired_instead else move)
+
+
+def undo_window() -> timedelta:
+    return timedelta(seconds=settings.REVIEW_UNDO_SECONDS)
+
+
+@transaction.atomic
+def undo(*, tenant: Tenant, move_id: int, user, request_id: str | None = None, now=None) -> Memory:
+    """Take back the reviewer's own decision `move_id`: a `reopen` back to the queue, by them,
+    naming the move it undoes. Refused, saying who did what, when anyone (the policy included)
+    has moved the memory since, or the window has passed."""
+    now = now or timezone.now()
+    move = Transition.objects.for_tenant(tenant).filter(pk=move_id, memory__isnull=False).first()
+    if move is None or move.actor != str(Actor.user(user)) or move.action not in DECIDED:
+        raise UndoRefused("there is no decision of yours to undo")
+    if now - move.created_at > undo_window():
+        raise UndoRefused(
+            f"the decision was made {int((now - move.created_at).total_seconds())} s ago: undo lasts "
+            f"{settings.REVIEW_UNDO_SECONDS} s; open the memory to act on it again"
+        )
+    memory = Memory.objects.select_for_update().get(pk=move.memory_id)
+    since = Transition.objects.filter(memory=memory, seq__gt=move.seq).order_by("seq").first()
+    if since is not None or memory.row_version != move.row_version:
+        who = actor_names([since.actor])[since.actor] if since else "someone"
+        what = f"{since.action} ({since.from_status} → {since.to_status})" if since else "a change"
+        at = f" at {timezone.localtime(since.created_at):%H:%M}" if since else ""
+        raise UndoRefused(f"{who} acted on “{memory.subject}” since: {what}{at}; nothing was undone")
+    # Back in the queue for what sent it there: the vote (or person) before the decision.
+    flagged = (
+        Transition.objects.filter(memory=memory, seq__lt=move.seq, to_status=MemoryStatus.NEEDS_REVIEW)
+        .select_related("verdict")
+        .order_by("-seq")
+        .first()
+    )
+    seconds = int((now - move.created_at).total_seconds())
+    transition(
+        obj=memory, action="reopen", actor=Actor.user(user), seen_version=memory.row_version,
+        reason=f"undid {move.action} (audit #{move.seq}) {seconds} s later",
+        verdict=flagged.verdict if flagged else None, request_id=request_id,
+    )  # fmt: skip
+    return memory
+
+
+@dataclass(frozen=True)
+class Progress:
+    done_today: int
+    left: int
+    per_hour: float | None  # the reviewer's pace over the last hour they worked
+
+
+def progress(tenant: Tenant, *, user, left: int, now=None) -> Progress:
+    now = now or timezone.now()
+    start = timezone.localtime(now).replace(hour=0, minute=0, second=0, microsecond=0)
+    by_me = Transition.objects.for_tenant(tenant).filter(actor=str(Actor.user(user)), memory__isnull=False)
+    mine = by_me.filter(action__in=DECIDED)
+    undone = by_me.filter(action="reopen", created_at__gte=start).count()
+    done = mine.filter(created_at__gte=start).count() - undone
+    times = list(
+        mine.filter(created_at__gte=now - timedelta(hours=1))
+        .order_by("created_at")
+        .values_list("created_at", flat=True)
+    )
+    per_hour = None
+    if len(times) >= 2:
+        span = max((now - times[0]).total_seconds(), 60.0)
+        per_hour = round(len(times) * 3600 / span)
+    return Progress(done_today=done, left=left, per_hour=per_hour)

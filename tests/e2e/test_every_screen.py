@@ -1,0 +1,91 @@
+"""Every screen each demo role reaches by clicking, in Chromium: axe-core (the copy
+axe-selenium-python ships) finds no serious or critical violation at 1440 x 900, and at a phone's
+390 px no page scrolls sideways. One page of each kind (the same path with other ids or cursors
+is the same screen), so the walk stays a couple of minutes for five roles.
+
+PostgreSQL only, like the other browser tests: a live server needs committed rows."""
+
+import re
+import time
+from pathlib import Path
+from urllib.parse import urljoin, urlsplit
+
+import pytest
+from django.db import connection
+
+from tests.e2e.conftest import log_in
+
+pytestmark = [
+    pytest.mark.skipif(
+        connection.vendor != "postgresql", reason="needs PostgreSQL (make test's second pass)"
+    ),
+    pytest.mark.django_db(transaction=True),
+]
+
+ROLES = ("acme-lead", "acme-reviewer", "acme-auditor", "acme-labeler", "admin")
+PHONE = {"width": 390, "height": 844, "deviceScaleFactor": 1, "mobile": True}
+AXE_RUN = (
+    "var done = arguments[arguments.length - 1];"
+    "axe.run().then(function (r) { done(r.violations.filter(function (v) {"
+    "  return v.impact === 'serious' || v.impact === 'critical'; }).map(function (v) {"
+    "  return v.id + ' (' + v.impact + '): ' + v.nodes.slice(0, 3).map(function (n) {"
+    "    return n.target.join(' '); }).join(', '); })); });"
+)
+
+
+def axe_script() -> str:
+    import axe_selenium_python
+
+    return (
+        Path(axe_selenium_python.__file__).parent / "node_modules" / "axe-core" / "axe.min.js"
+    ).read_text()
+
+
+def kind_of(path: str) -> str:
+    return re.sub(r"/\d+/", "/N/", urlsplit(path).path)
+
+
+def screens(browser, live_server):
+    """(path, links) of one page of each kind reachable from the tenant's home."""
+    seen, todo = set(), ["/t/acme/"]
+    while todo:
+        path = todo.pop(0)
+        if kind_of(path) in seen:
+            continue
+        seen.add(kind_of(path))
+        browser.get(live_server.url + path)
+        yield path
+        for href in browser.execute_script(
+            "return Array.from(document.querySelectorAll('a[href]')).map(function (a) {"
+            " return a.getAttribute('href'); })"
+        ):
+            target = urlsplit(urljoin(path, href))
+            if (
+                not target.netloc
+                and target.path.startswith("/t/acme/")
+                and not target.path.endswith((".csv", ".jsonl"))
+            ):
+                todo.append(target.path + (f"?{target.query}" if target.query else ""))
+
+
+@pytest.mark.parametrize("username", ROLES)
+def test_every_screen_passes_axe_and_fits_a_phone(browser, live_server, demo, username):
+    log_in(browser, live_server, username)
+    browser.set_script_timeout(30)
+    axe = axe_script()
+
+    violations, sideways, walked = [], [], 0
+    for path in screens(browser, live_server):
+        walked += 1
+        browser.execute_script(axe)
+        violations += [f"{path}: {found}" for found in browser.execute_async_script(AXE_RUN)]
+        browser.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", PHONE)
+        time.sleep(0.05)  # one layout at the new width
+        width = browser.execute_script("return document.documentElement.scrollWidth")
+        if width > PHONE["width"]:
+            sideways.append(f"{path}: {width} px wide")
+        browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+
+    assert walked >= (4 if username == "acme-labeler" else 15)  # a labeler works blind: few pages
+    assert violations == []
+    assert sideways == []
