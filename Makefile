@@ -7,7 +7,7 @@ PORT ?= 8000
 PG_TEST_URL ?= postgres://postgres@127.0.0.1:5432/test
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test install check lint test-sqlite test-postgres run clean oracle-sql oracle-check
+.PHONY: demo test install check lint test-sqlite test-postgres run clean oracle-sql oracle-check bench
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -54,6 +54,22 @@ test-postgres: install
 
 test: check lint test-sqlite test-postgres
 	@echo "== make test: checks, ruff, SQLite and PostgreSQL suites all passed =="
+
+# The quick benchmarks, at sizes that finish in a few minutes in all; each prints its figures and
+# a JSON line. BENCHMARKS.md gives each script's full-size command and figures. Each makes and
+# throws away its own database, keys and settings (bench/throwaway.py); add BENCH_PG=URL to run
+# the database-bound ones on a throwaway PostgreSQL database too.
+BENCH_PG ?=
+BENCH_ON = $(if $(BENCH_PG),--postgres $(BENCH_PG))
+bench: install
+	$(BIN)/python bench/calibration.py --cases 20000 --runs 3
+	$(BIN)/python bench/stored_replay.py --verdicts 200000 $(BENCH_ON)
+	$(BIN)/python bench/labeling.py --verdicts 20000 --labels 30 $(BENCH_ON)
+	$(BIN)/python bench/audit_export.py --rows 20000 $(BENCH_ON)
+	$(BIN)/python bench/verify_audit.py --sizes 10000,40000 $(BENCH_ON)
+	$(BIN)/python bench/observe_event.py --events 3 --sizes 20,100,500 $(BENCH_ON)
+	$(BIN)/python bench/review_pages.py --memories 20000 --repeats 10 $(BENCH_ON)
+	$(BIN)/python bench/review_browser.py --decisions 20 --cold-loads 5 $(BENCH_ON)
 
 oracle-sql: install
 	$(BIN)/python manage.py render_oracle_sql

@@ -10,19 +10,13 @@ mostly what the default policy says, with a share of disagreements, as a labelle
 
 import argparse
 import json
-import os
 import random
 import resource
 import statistics
-import sys
 import time
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memory_review.settings")
-os.environ.setdefault("SECRET_KEY", "bench-only-" + os.urandom(24).hex())
 
 import django  # noqa: E402
+import throwaway  # noqa: E402, F401, I001  (before Django: its keys and settings; no table is read)
 
 django.setup()
 

@@ -12,6 +12,7 @@ It runs the pipeline in-process (no Celery hop) on a throwaway SQLite database, 
 """
 
 import argparse
+import json
 import resource
 import socket
 import statistics
@@ -171,6 +172,7 @@ def main() -> None:
         )
         print(header)
         print("-" * len(header))
+        figures = {"latency_ms": args.latency_ms, "one_request_ms": round(single), "runs": []}
         for size in map(int, args.sizes.split(",")):
             for mode, concurrency in (("concurrent", settings.JEV_MAX_CONCURRENCY), ("baseline", 1)):
                 user = pool(tenant, size, mode)  # a fresh pool: the events kill what they bear on
@@ -181,12 +183,14 @@ def main() -> None:
                     f"{r['median_ms'] / single:>5.2f}x {r['requests']:>8.1f} {r['tokens']:>8.0f} "
                     f"{r['cost']:>10.6f} {r['verdicts_per_s']:>10.0f}"
                 )
+                figures["runs"].append({"candidates": size, "mode": mode, **r})
     finally:
         standin.terminate()
         standin.wait()
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"\npeak memory (max RSS of this process): {peak:.0f} MiB")
     throwaway.drop()
+    print(json.dumps({**figures, "peak_rss_mib": round(peak)}))
 
 
 if __name__ == "__main__":

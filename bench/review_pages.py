@@ -14,23 +14,19 @@ PostgreSQL database. The last line is one JSON object with every figure.
 
 import argparse
 import json
-import os
 import random
 import statistics
 import time
 from datetime import timedelta
 
-os.environ["DEBUG"] = "false"
-import throwaway  # noqa: E402, I001  (before Django: it chooses the database)
-
-
 import django  # noqa: E402
+import throwaway  # noqa: E402, I001  (before Django: it chooses the database)
 
 django.setup()
 
 from django.contrib.auth import get_user_model  # noqa: E402
 from django.core.management import call_command  # noqa: E402
-from django.db import connection  # noqa: E402
+from django.db import connection, transaction  # noqa: E402
 from django.test import Client  # noqa: E402
 from django.test.utils import CaptureQueriesContext  # noqa: E402
 from django.utils import timezone  # noqa: E402
@@ -38,12 +34,15 @@ from django.utils import timezone  # noqa: E402
 from memory_review.assessments.models import Assessment, PolicyVersion, Verdict  # noqa: E402
 from memory_review.assessments.policy import Thresholds, decide  # noqa: E402
 from memory_review.audit import chain  # noqa: E402
-from memory_review.audit.models import AuditChain, Transition  # noqa: E402
+from memory_review.audit.heads import lock_head  # noqa: E402
+from memory_review.audit.keys import keyring  # noqa: E402
+from memory_review.audit.models import Transition  # noqa: E402
 from memory_review.memories import tallies  # noqa: E402
 from memory_review.memories.models import Memory, MemoryLink, SourceEvent, content_hash  # noqa: E402
 from memory_review.review.lists import QUEUE_ORDERS  # noqa: E402
 from memory_review.review.paging import encode  # noqa: E402
 from memory_review.tenancy.models import Membership, Role, Tenant  # noqa: E402
+from memory_review.workflow import assignment  # noqa: E402
 
 BATCH = 5000
 KINDS = [kind for kind, _ in Memory.Kind.choices]
@@ -61,6 +60,42 @@ def say(message: str) -> None:
 
 
 # -- the data ------------------------------------------------------------------------------------
+
+
+@transaction.atomic
+def write_flags(tenant: Tenant, flag_verdict: dict[int, int], event_id: int) -> None:
+    """The queue's flag transitions, hash-chained and signed as the application signs them."""
+    ring = keyring()
+    key = ring.key(ring.current)
+    head = lock_head(tenant.pk)
+    rows, prev, seq = [], head.head_hash, head.seq
+    flagged = Memory.objects.for_tenant(tenant).needs_review().order_by("flagged_at", "pk")
+    for pk, flagged_at, hashed in flagged.values_list("pk", "flagged_at", "content_hash"):
+        seq += 1
+        reason = f"uncertain by policy:v1 on event {event_id}"
+        row = Transition(
+            tenant_id=tenant.pk,
+            seq=seq,
+            memory_id=pk,
+            from_status="active",
+            to_status="needs_review",
+            action="flag",
+            actor="policy:v1",
+            reason=reason,
+            reason_mac=chain.text_mac(reason, key),
+            verdict_id=flag_verdict[pk],
+            row_version=2,
+            content_hash=hashed,
+            created_at=flagged_at,
+            prev_hash=prev,
+            key_id=ring.current,
+        )
+        row.hash = chain.row_hash(row, ring)
+        prev = row.hash
+        rows.append(row)
+    Transition.objects.bulk_create(rows, batch_size=1000)
+    head.seq, head.head_hash = seq, prev
+    head.save(update_fields=["seq", "head_hash"])
 
 
 def build(n: int) -> dict:
@@ -190,31 +225,7 @@ def build(n: int) -> dict:
                 flag_verdict.update({v.memory_id: v.pk for v in created})
 
     say("writing the queue's flag transitions (hash-chained) ...")
-    head = AuditChain.objects.create(tenant=tenant, seq=0, head_hash=chain.GENESIS)
-    rows, prev, seq = [], chain.GENESIS, 0
-    flagged = Memory.objects.for_tenant(tenant).needs_review().order_by("flagged_at", "pk")
-    for pk, flagged_at in flagged.values_list("pk", "flagged_at"):
-        seq += 1
-        row = Transition(
-            tenant_id=tenant.pk,
-            seq=seq,
-            memory_id=pk,
-            from_status="active",
-            to_status="needs_review",
-            action="flag",
-            actor="policy:v1",
-            reason=f"uncertain by policy:v1 on event {judged_events[-1].pk}",
-            verdict_id=flag_verdict[pk],
-            row_version=2,
-            created_at=flagged_at,
-            prev_hash=prev,
-        )
-        row.hash = chain.row_hash(row)
-        prev = row.hash
-        rows.append(row)
-    Transition.objects.bulk_create(rows, batch_size=1000)
-    head.seq, head.head_hash = seq, prev
-    head.save()
+    write_flags(tenant, flag_verdict, judged_events[-1].pk)
 
     say("writing the heavy memory: 1,000 verdicts, 50 links ...")
     heavy = Memory.objects.for_tenant(tenant).needs_review().order_by("pk").first()
@@ -278,6 +289,17 @@ def build(n: int) -> dict:
             if pk != heavy.pk
         ]
     )
+    say("writing the team: six reviewers, two rules, 200 items given by hand ...")
+    team = [
+        User.objects.create_user(f"bench-reviewer-{k}", first_name=name, last_name="Reviewer")
+        for k, name in enumerate(("Ana", "Ben", "Chloe", "Dev", "Eli", "Fay"))
+    ]
+    Membership.objects.bulk_create(Membership(tenant=tenant, user=u, role=Role.REVIEWER) for u in team)
+    assignment.rule_create(tenant=tenant, to=team[0], by=lead, channel="email")
+    assignment.rule_create(tenant=tenant, to=team[1], by=lead, kind="preference", subject="refund")
+    waiting = Memory.objects.for_tenant(tenant).needs_review().order_by("pk")
+    for k, memory in enumerate(waiting[:200]):
+        assignment.assign(memory=memory, to=lead if k % 2 else team[2 + k % 4], by=lead)
     tallies.recount(tenant)  # the rows went in around the writers that keep the counts
     if connection.vendor == "postgresql":
         with connection.cursor() as cursor:
@@ -334,9 +356,9 @@ def main() -> None:
     )
 
     people, admin = Client(), Client()
-    assert people.login(username="bench-lead", password="bench") and admin.login(
-        username="bench-admin", password="bench"
-    )
+    users = get_user_model().objects
+    people.force_login(users.get(username="bench-lead"))  # the login throttle wants a request
+    admin.force_login(users.get(username="bench-admin"))
     deepest = max(0, queued - 10)
     admin_pages = -(-queued // 100)  # the admin shows 100 a page
     same = f"status__exact=needs_review&tenant__id__exact={tenant.pk}"  # the queue's memories
@@ -344,10 +366,13 @@ def main() -> None:
         "queue_first": (people, "/t/bench/review/"),
         "queue_deep": (people, f"/t/bench/review/?after={deep_cursor(tenant, deepest)}"),
         "queue_filtered": (people, "/t/bench/review/?kind=preference&source=email&flagged_for=uncertain"),
+        "queue_assigned_mine": (people, "/t/bench/review/?assigned=mine"),
+        "review_flow": (people, "/t/bench/review/flow/"),
+        "memories_all": (people, "/t/bench/memories/"),
         "memories_by_status": (people, "/t/bench/memories/?status=superseded"),
         "memory_page": (people, f"/t/bench/memories/{heavy.pk}/?hops=2"),
-        "memory_chart": (people, f"/t/bench/memories/{heavy.pk}/chart.json"),
         "tenant_home": (people, "/t/bench/"),
+        "review_team": (people, "/t/bench/review/team/"),
         "admin_first": (admin, f"/admin/memories/memory/?{same}"),
         "admin_deep": (admin, f"/admin/memories/memory/?{same}&p={admin_pages}"),
     }

@@ -1,10 +1,19 @@
 """A database the benchmarks fill and throw away: a temporary SQLite file, or, with
 `--postgres URL` on the command line, a new database on that PostgreSQL server. Import this
-before Django is set up; call drop() when done."""
+before Django is set up; call drop() when done.
+
+It also gives the run throwaway keys and settings of its own (bench/settings.py: production's,
+with static files read from the finders), so every script runs on a fresh clone after
+`make install` alone: no var/secret-key, no audit key, no collectstatic, nothing of the demo's
+touched."""
 
 import os
+import socket
+import subprocess
 import sys
 import tempfile
+import time
+import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -21,14 +30,24 @@ if PG_SERVER:
 else:
     os.environ.pop("DATABASE_URL", None)
     os.environ["SQLITE_PATH"] = str(Path(tempfile.mkdtemp()) / "bench.sqlite3")
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memory_review.settings")
+os.environ["DJANGO_SETTINGS_MODULE"] = "bench.settings"
+os.environ["DEBUG"] = "false"  # timed as production runs
 os.environ["TYPESAFE_API_KEY"] = ""
-os.environ.setdefault("SECRET_KEY", "bench-only-" + os.urandom(24).hex())  # a throwaway database's key
+os.environ["SECRET_KEY"] = "bench-only-" + os.urandom(24).hex()  # a throwaway database's keys
+os.environ["AUDIT_KEY"] = os.urandom(32).hex()
+os.environ["AUDIT_KEY_ID"] = "bench"
+os.environ["AUDIT_CHECKPOINT_DIR"] = tempfile.mkdtemp(prefix="bench-checkpoints-")
 os.environ.setdefault("CACHE_URL", "locmem://")
+os.environ.setdefault("CELERY_BROKER_URL", "memory://")  # no Redis needed; a task stays in its process
+os.environ.setdefault("LOG_LEVEL", "WARNING")  # the figures, not the log
 
 
 def drop() -> None:
-    """Remove the PostgreSQL database (a temporary SQLite file goes with its folder)."""
+    """Remove the PostgreSQL database (a temporary SQLite file goes with its folder); with
+    BENCH_KEEP=1 keep it, for EXPLAIN and the like, and say where it is."""
+    if os.environ.get("BENCH_KEEP"):
+        print(f"kept: {os.environ.get('DATABASE_URL') or os.environ['SQLITE_PATH']}", file=sys.stderr)
+        return
     if not PG_SERVER:
         return
     from django.db import connections
@@ -36,3 +55,25 @@ def drop() -> None:
     connections.close_all()
     with psycopg.connect(f"{PG_SERVER.rstrip('/')}/postgres", autocommit=True) as server:
         server.execute(f"DROP DATABASE {PG_DB}")
+
+
+def serve() -> tuple[str, subprocess.Popen]:
+    """This checkout's `runserver` on a free loopback port, on the throwaway database and with the
+    same settings (it inherits the environment); answers (base URL, process) once /healthz does."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = subprocess.Popen(
+        [sys.executable, str(ROOT / "manage.py"), "runserver", f"127.0.0.1:{port}", "--noreload"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    base = f"http://127.0.0.1:{port}"
+    for _ in range(200):
+        try:
+            urllib.request.urlopen(f"{base}/healthz", timeout=1).close()
+            return base, server
+        except OSError:
+            time.sleep(0.1)
+    server.kill()
+    raise SystemExit("the throwaway server did not answer /healthz within 20 s")

@@ -1,0 +1,74 @@
+"""Every script in bench/ runs as written, on nothing but `make install` (issue 15, item 10): each
+here at a tiny size, in a process of its own, with its own throwaway database, keys and settings
+(bench/throwaway.py). A script the application's code moved away from (a renamed helper, a new
+required setting) fails here, not on the day someone wants its figures.
+
+The SQLite pass runs them (the scripts' default database); the attack drill's walk is
+tests/web/test_attack_drill.py's, against the PostgreSQL pass's live server."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from django.db import connection
+
+from tests import chromium
+
+ROOT = Path(__file__).resolve().parent.parent
+TINY = {
+    "calibration.py": ["--cases", "500", "--runs", "1"],
+    "stored_replay.py": ["--verdicts", "2000"],
+    "labeling.py": ["--verdicts", "1000", "--labels", "3"],
+    "audit_export.py": ["--rows", "500"],
+    "verify_audit.py": ["--sizes", "400"],
+    "observe_event.py": ["--events", "1", "--latency-ms", "5", "--sizes", "20"],
+    "review_pages.py": ["--memories", "400", "--repeats", "1"],
+    "review_browser.py": ["--decisions", "2", "--cold-loads", "1"],
+}
+NOT_FIGURES = {"throwaway.py", "settings.py", "attack_drill.py"}
+
+pytestmark = pytest.mark.skipif(
+    connection.vendor != "sqlite", reason="runs once, in make test's SQLite pass (the scripts' own database)"
+)
+
+
+def test_every_script_is_listed():
+    assert {path.name for path in (ROOT / "bench").glob("*.py")} - NOT_FIGURES == set(TINY)
+
+
+def test_every_script_runs_on_a_fresh_checkout_and_prints_its_figures(tmp_path):
+    scripts = dict(TINY)
+    if not (chromium.CHROMIUM and chromium.DRIVER):
+        if os.environ.get("CI"):
+            pytest.fail("CI must install chromium and chromium-driver (.ci/run does)")
+        del scripts["review_browser.py"]  # drives Chromium; the rest still run
+    # What a fresh shell has: none of the suite's settings, keys or database.
+    env = {key: value for key, value in os.environ.items() if not key.startswith(("DJANGO_", "DATABASE_"))}
+    env.pop("SECRET_KEY", None)
+    env["VAR_DIR"] = str(tmp_path)  # nothing of a developer's var/ is read or written
+    # All at once (each has its own database): the suite waits for the slowest, not the sum.
+    running = {
+        script: subprocess.Popen(
+            [sys.executable, str(ROOT / "bench" / script), *args],
+            cwd=tmp_path,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )  # fmt: skip
+        for script, args in scripts.items()
+    }
+    failed, figures = {}, {}
+    for script, process in running.items():
+        out, err = process.communicate(timeout=300)
+        if process.returncode != 0:
+            failed[script] = err[-2000:]
+            continue
+        figures[script] = json.loads(out.strip().splitlines()[-1])  # the last line is the figures
+
+    assert failed == {}
+    assert all(isinstance(found, dict) and found for found in figures.values())
+    assert not (tmp_path / "audit-key.json").exists()  # the runs' keys were their own, thrown away
