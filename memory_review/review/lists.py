@@ -225,10 +225,33 @@ def filtered(base: QuerySet, filters: _Filters, *, user, now=None) -> QuerySet:
     return filters.filter(base, user=user, now=now or timezone.now())
 
 
+def by_status_only(filters: _Filters) -> bool:
+    """Whether the filters narrow the list by status at most, so the writers' counts by status
+    (MemoryTally) answer its size without counting rows."""
+    return filters.is_valid() and not any(
+        value for name, value in filters.cleaned_data.items() if name not in ("order", "status")
+    )
+
+
+def statuses_in(filters: _Filters, counts: dict[str, int]) -> set[str]:
+    """The statuses a list filtered by status at most holds, from the counts by status."""
+    chosen = filters.cleaned_data.get("status")
+    return {chosen} if chosen else {status for status, n in counts.items() if n}
+
+
 def listing(
-    base: QuerySet, filters: _Filters, *, user, after: str | None, before: str | None, size: int = PAGE_SIZE
+    base: QuerySet,
+    filters: _Filters,
+    *,
+    user,
+    after: str | None,
+    before: str | None,
+    size: int = PAGE_SIZE,
+    counts: dict[str, int] | None = None,
 ) -> Listing:
-    """One page of the filtered list, its rows decorated, and the filtered set's size."""
+    """One page of the filtered list, its rows decorated, and the filtered set's size: from
+    `counts` (the tenant's memories by status, over the same rows as `base`) when the filters
+    narrow by status at most, else counted."""
     now = timezone.now()
     memories = filtered(base, filters, user=user, now=now)
     page = keyset_page(
@@ -239,7 +262,11 @@ def listing(
         before=before,
     )
     decorate(page.rows, viewer=user, now=now)
-    return Listing(page=page, total=memories.count())
+    if counts is not None and by_status_only(filters):
+        total = sum(counts.get(status, 0) for status in statuses_in(filters, counts))
+    else:
+        total = memories.count()
+    return Listing(page=page, total=total)
 
 
 @dataclass(frozen=True)

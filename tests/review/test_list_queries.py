@@ -54,3 +54,31 @@ def test_no_list_costs_a_query_a_row(client, acme, policy, lead, reviewer):
     many = {url: queries(client, url) for url in PAGES}
 
     assert many == few
+
+
+def test_the_list_of_all_memories_says_its_size_from_the_counts_the_writers_keep(
+    client, acme, policy, lead, reviewer
+):
+    """Unfiltered or by status, the list's size and the bulk actions it offers come from the
+    counts by status (no count over every memory); any other filter counts. Each agrees with the
+    rows themselves."""
+    import re
+
+    from memory_review.memories.models import Memory
+
+    client.force_login(lead)
+    grow(acme, policy, lead, reviewer, 2, round="a")
+    mine = Memory.objects.for_tenant(acme)
+    for url, rows in [
+        ("/t/acme/memories/", mine),
+        *((f"/t/acme/memories/?status={s}", mine.filter(status=s)) for s in MemoryStatus.values),
+        ("/t/acme/memories/?age=7d", mine),
+        ("/t/acme/memories/?age=older", mine.none()),
+    ]:
+        body = client.get(url).content.decode()
+        total = re.search(r'<strong id="list-total"[^>]*>(\d+)<', body).group(1)
+        assert int(total) == rows.count(), url
+    # Only frozen memories can be unfrozen: the offer follows the statuses there are.
+    body = client.get(f"/t/acme/memories/?status={MemoryStatus.ACTIVE}").content.decode()
+    assert 'value="unfreeze"' not in body
+    assert 'value="unfreeze"' in client.get(f"/t/acme/memories/?status={MemoryStatus.FROZEN}").content.decode()

@@ -10,6 +10,7 @@ from django.utils import timezone
 from django.views.decorators.http import require_GET, require_POST
 
 from memory_review import params, textlimits
+from memory_review.memories import tallies
 from memory_review.workflow.decisions import ACTIONS, bulk_actions_for, bulk_decide
 
 from .. import lists, rows
@@ -23,13 +24,18 @@ BULK_SALT = "memory-review.bulk"
 BULK_MAX_AGE_S = 3600
 
 
-def _list_page(request: HttpRequest, membership, *, base, filters, template: str, **context) -> HttpResponse:
+def _list_page(
+    request: HttpRequest, membership, *, base, filters, template: str, counts=None, **context
+) -> HttpResponse:
+    """`counts`: the tenant's memories by status when `base` is all of them (the list of all
+    memories), so its size and statuses need no count over every row."""
     if not filters.is_valid():
         return page(request, membership, template, status=400, filters=filters, listing=None, **context)
     try:
         listing = lists.listing(
-            base, filters, user=request.user, after=request.GET.get("after"), before=request.GET.get("before")
-        )
+            base, filters, user=request.user, after=request.GET.get("after"),
+            before=request.GET.get("before"), counts=counts,
+        )  # fmt: skip
     except BadCursor as exc:
         filters.add_error(None, f"{exc}: start again from the first page")
         return page(request, membership, template, status=400, filters=filters, listing=None, **context)
@@ -39,7 +45,7 @@ def _list_page(request: HttpRequest, membership, *, base, filters, template: str
     statuses = (
         {lists.MemoryStatus.NEEDS_REVIEW}
         if context["list_name"] == "queue"
-        else _statuses(base, filters, request)
+        else _statuses(base, filters, request, counts)
     )
     return page(
         request,
@@ -55,8 +61,10 @@ def _list_page(request: HttpRequest, membership, *, base, filters, template: str
     )
 
 
-def _statuses(base, filters, request) -> set[str]:
+def _statuses(base, filters, request, counts) -> set[str]:
     """The statuses in the filtered set: a bulk action offers only moves valid from all of them."""
+    if counts is not None and lists.by_status_only(filters):
+        return lists.statuses_in(filters, counts)
     chosen = filters.cleaned_data.get("status")
     if chosen:
         return {chosen}
@@ -88,6 +96,7 @@ def memory_list(request: HttpRequest, membership) -> HttpResponse:
         filters=filters,
         template="review/memory_list.html",
         list_name="memories",
+        counts=tallies.counts(membership.tenant),
     )
 
 
