@@ -7,6 +7,8 @@ Django's test client (middleware, view, queries and template: the server's time,
 network's), after warm-up requests, and timed over repeated requests:
 
     .venv/bin/python bench/review_pages.py [--memories 200000] [--repeats 30] [--postgres URL]
+    BENCH_KEEP=1 .venv/bin/python bench/review_pages.py ...   # keeps the database and says where
+    .venv/bin/python bench/review_pages.py --reuse URL-or-path  # measures it again, no build
 
 A throwaway SQLite file, or with `--postgres postgres://postgres@127.0.0.1:5432` a throwaway
 PostgreSQL database. The last line is one JSON object with every figure.
@@ -350,14 +352,23 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=30)
     parser.add_argument("--postgres", metavar="URL", help="e.g. postgres://postgres@127.0.0.1:5432")
     parser.add_argument("--keep", action="store_true", help="keep the database afterwards, to look into it")
+    parser.add_argument(
+        "--reuse", metavar="URL_OR_PATH", help="measure a database kept by BENCH_KEEP=1 instead of building"
+    )
     args = parser.parse_args()
     call_command("migrate", verbosity=0)
     started = time.perf_counter()
-    data = build(args.memories)
-    tenant, heavy = data["tenant"], data["heavy"]
+    if args.reuse:
+        tenant = Tenant.objects.get(slug="bench")
+        heavy = Memory.objects.for_tenant(tenant).needs_review().order_by("pk").first()  # as build() chose
+        args.memories = Memory.objects.for_tenant(tenant).count()
+    else:
+        data = build(args.memories)
+        tenant, heavy = data["tenant"], data["heavy"]
     queued = Memory.objects.for_tenant(tenant).needs_review().count()
     say(
-        f"built in {time.perf_counter() - started:.0f} s: {args.memories:,} memories, {queued:,} in review, "
+        f"{'reused' if args.reuse else 'built'} in {time.perf_counter() - started:.0f} s: "
+        f"{args.memories:,} memories, {queued:,} in review, "
         f"{Verdict.objects.count():,} verdicts ({connection.vendor})\n"
     )
 

@@ -1,6 +1,7 @@
 """A database the benchmarks fill and throw away: a temporary SQLite file, or, with
-`--postgres URL` on the command line, a new database on that PostgreSQL server. Import this
-before Django is set up; call drop() when done.
+`--postgres URL` on the command line, a new database on that PostgreSQL server (or, with
+`--reuse URL-or-path`, one an earlier run kept with BENCH_KEEP=1). Import this before Django is
+set up; call drop() when done.
 
 It also gives the run throwaway keys and settings of its own (bench/settings.py: production's,
 with static files read from the finders), so every script runs on a fresh clone after
@@ -20,8 +21,17 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 PG_SERVER = sys.argv[sys.argv.index("--postgres") + 1] if "--postgres" in sys.argv else None
 PG_DB = f"bench_{os.getpid()}"
+# A database an earlier run kept (BENCH_KEEP=1 printed its address): measured again, not dropped.
+REUSE = sys.argv[sys.argv.index("--reuse") + 1] if "--reuse" in sys.argv else None
 
-if PG_SERVER:
+if REUSE:
+    PG_SERVER = None
+    if REUSE.startswith("postgres"):
+        os.environ["DATABASE_URL"] = REUSE
+    else:
+        os.environ.pop("DATABASE_URL", None)
+        os.environ["SQLITE_PATH"] = REUSE
+elif PG_SERVER:
     import psycopg
 
     with psycopg.connect(f"{PG_SERVER.rstrip('/')}/postgres", autocommit=True) as server:
@@ -45,7 +55,7 @@ os.environ.setdefault("LOG_LEVEL", "WARNING")  # the figures, not the log
 def drop() -> None:
     """Remove the PostgreSQL database (a temporary SQLite file goes with its folder); with
     BENCH_KEEP=1 keep it, for EXPLAIN and the like, and say where it is."""
-    if os.environ.get("BENCH_KEEP"):
+    if os.environ.get("BENCH_KEEP") or REUSE:
         print(f"kept: {os.environ.get('DATABASE_URL') or os.environ['SQLITE_PATH']}", file=sys.stderr)
         return
     if not PG_SERVER:

@@ -4,8 +4,15 @@ it, what it points at (what it supersedes, refines, supports) below, one tier pe
 version chain reads from the newest at the top down. Nodes are plain links, so the graph works
 without JavaScript and with a keyboard; the list beside it says the same in words."""
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
+from django.utils.html import escape
+from django.utils.safestring import SafeString, mark_safe
+
+from memory_review.memories.models import MemoryLink
+
+from . import words
 from .memory_page import GRAPH_LIMIT, Neighbourhood
 
 NODE_W, NODE_H = 150, 40
@@ -62,6 +69,53 @@ class Layout:
     node_w: int = NODE_W
     node_h: int = NODE_H
     hidden: int = 0
+
+
+def memory_href(memory_url: str) -> Callable[[int], str]:
+    """A memory's page from another's (`reverse()` once, not once a node: fifty links are a
+    hundred reversals)."""
+    base = memory_url.rstrip("/").rsplit("/", 1)[0]
+    return lambda pk: f"{base}/{pk}/"
+
+
+def _named(memory) -> str:
+    return escape(f"{memory.subject} (version {memory.version}, {words.status_words(memory.status)})")
+
+
+def svg_items(drawn: Layout, href: Callable[[int], str]) -> SafeString:
+    """The edges and the nodes of the drawing, written here rather than by template loops (a
+    memory with fifty links spent about 10 ms of its page drawing them in the template engine)."""
+    out = [
+        f'<line x1="{e.x1}" y1="{e.y1}" x2="{e.x2}" y2="{e.y2}" class="edge" marker-end="url(#arrow)"/>'
+        f'<text x="{e.lx}" y="{e.ly}" class="edge-label">{escape(e.label)}</text>'
+        for e in drawn.edges
+    ]
+    for n in drawn.nodes:
+        status = words.status_words(n.status)
+        out.append(
+            f'<a href="{href(n.pk)}"><title>{escape(n.subject)} (version {n.version}, {status})</title>'
+            f'<rect x="{n.left}" y="{n.top}" width="{NODE_W}" height="{NODE_H}" rx="6" '
+            f'class="node node-{escape(n.status)}{" centre" if n.centre else ""}"/>'
+            f'<text x="{n.x}" y="{n.label_y}" class="node-label">{escape(n.subject)}</text>'
+            f'<text x="{n.x}" y="{n.sub_y}" class="node-sub">version {n.version} · {status}</text></a>'
+        )
+    return mark_safe("".join(out))  # numbers, our own class names and words, or escaped
+
+
+def link_items(graph: Neighbourhood, href: Callable[[int], str]) -> SafeString:
+    """The same links as a list, in words: one `<li>` a link."""
+    origins = dict(MemoryLink.Origin.choices)
+    out = []
+    for link in graph.links:
+        src, dst = graph.nodes.get(link.src_id), graph.nodes.get(link.dst_id)
+        if src is None or dst is None:
+            continue
+        out.append(
+            f'<li><a href="{href(link.src_id)}">{_named(src)}</a> <strong>{escape(link.kind)}</strong> '
+            f'<a href="{href(link.dst_id)}">{_named(dst)}</a> '
+            f'<span class="muted">· {escape(str(origins.get(link.origin, link.origin)).lower())}</span></li>'
+        )
+    return mark_safe("".join(out))  # every text is escaped
 
 
 def tiers(graph: Neighbourhood) -> dict[int, int]:

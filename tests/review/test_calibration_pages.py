@@ -155,8 +155,13 @@ def test_the_calibration_page_shows_the_active_policy_reliability_and_the_sweep(
 
 def test_every_chart_is_described_by_the_table_of_its_numbers(client, votes, labeler, acme):
     """Issue 15 item 7: a chart's text alternative is the numbers table beside it, linked by
-    aria-describedby, on the calibration page and the memory page."""
+    aria-describedby, on the calibration page and the memory page (its vote chart, and the drawing
+    of its links described by their list)."""
+    from memory_review.memories.models import MemoryLink
+    from memory_review.memories.services import link_create
+
     label_all(votes, labeler)
+    link_create(src=votes[1].memory, dst=votes[0].memory, kind="refines", origin=MemoryLink.Origin.EXPLICIT)
     client.force_login(labeler)
     pages = {"/t/acme/calibration/": client.get("/t/acme/calibration/").content.decode()}
     client.force_login(make_user("acme-lead-charts", acme, Role.LEAD))
@@ -165,11 +170,13 @@ def test_every_chart_is_described_by_the_table_of_its_numbers(client, votes, lab
     for path, body in pages.items():
         charts = re.findall(r'<(?:div|svg)[^>]*role="img"[^>]*>', body)
         assert charts, f"no chart on {path}"
+        if path == memory_page:  # the vote chart and the drawing of its links
+            assert len(charts) == 2 and 'class="graph"' in charts[1], charts
         for chart in charts:
             described = re.search(r'aria-describedby="([^"]+)"', chart)
             assert described, f"{path}: a chart with no aria-describedby: {chart[:120]}"
             target = re.search(rf'<(\w+)[^>]*\bid="{re.escape(described.group(1))}"', body)
-            assert target and target.group(1) in ("table", "figcaption", "p"), (path, described.group(1))
+            assert target and target.group(1) in ("table", "figcaption", "p", "ul"), (path, described.group(1))
 
 
 def test_a_replay_set_goes_out_and_a_bad_one_comes_in_with_nothing_kept(client, votes, labeler, lead):

@@ -57,6 +57,10 @@ def memory_detail(request: HttpRequest, membership, pk: int) -> HttpResponse:
     at, as_of_problem = _as_of(request)
     verdicts = memory_page.verdicts_page(memory, after=request.GET.get("after"))
     neighbourhood = memory_page.neighbourhood(memory, hops=hops)
+    drawn, href = (
+        graph.layout(neighbourhood),
+        graph.memory_href(reverse("memory-detail", args=[membership.tenant.slug, memory.pk])),
+    )
     context = dict(
         memory=memory,
         evidence=explain.evidence_for(memory),
@@ -68,7 +72,9 @@ def memory_detail(request: HttpRequest, membership, pk: int) -> HttpResponse:
         if verdicts.rows
         else None,
         neighbourhood=neighbourhood,
-        layout=graph.layout(neighbourhood),
+        layout=drawn,
+        graph_svg=graph.svg_items(drawn, href),
+        graph_list=graph.link_items(neighbourhood, href),
         hops=hops,
         belief=memory_page.belief_at(memory, at) if at else None,
         as_of=at,
