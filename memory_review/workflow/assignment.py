@@ -142,10 +142,15 @@ def unassigned(memories: QuerySet, tenant_id: int) -> QuerySet:
 def assignees(memories: list[Memory], tenant: Tenant) -> dict[int, list[str]]:
     """Who each shown memory is assigned to, by name: two queries for the page."""
     found = {pk: [] for pk in (m.pk for m in memories)}
-    for memory_id, first, last, username in in_force(
-        Assignment.objects.filter(memory_id__in=found)
-    ).values_list("memory_id", "assignee__first_name", "assignee__last_name", "assignee__username"):
-        found[memory_id] = [f"{first} {last}".strip() or username]
+    # In force as in_force() says, its memory's flag compared here: the rows are in hand, and a
+    # join back to the memories made the planner walk the memories' primary key.
+    flagged = {m.pk: m.flagged_at for m in memories}
+    open_ones = Assignment.objects.filter(memory_id__in=found, ended_at__isnull=True)
+    for memory_id, assigned_at, first, last, username in open_ones.values_list(
+        "memory_id", "assigned_at", "assignee__first_name", "assignee__last_name", "assignee__username"
+    ):
+        if flagged[memory_id] is not None and assigned_at >= flagged[memory_id]:
+            found[memory_id] = [f"{first} {last}".strip() or username]
     active = list(rules(tenant))
     for memory in memories:
         if found[memory.pk] or not active:
