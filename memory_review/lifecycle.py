@@ -131,7 +131,7 @@ def transition(
     """Move `obj` by `action` on behalf of `actor`. Updates `obj` in place on success."""
     moves = moves_for(obj)
     if (actor.kind, action) not in moves:
-        raise IllegalTransition(f"{actor.kind} actors cannot {action} a {type(obj).__name__.lower()}")
+        raise IllegalTransition(f"{actor.kind} actors cannot {_words(action)} a {_noun(obj)}")
     sources, target = moves[(actor.kind, action)]
     if not reason or not reason.strip():
         raise LifecycleError("a transition needs a reason")
@@ -139,13 +139,13 @@ def transition(
     with transaction.atomic():
         row = type(obj).objects.select_for_update().get(pk=obj.pk)
         if row.row_version != seen_version:
+            changes = row.row_version - seen_version
             raise StaleVersion(
-                f"{type(obj).__name__.lower()} {obj.pk} changed since you saw it "
-                f"(you saw version {seen_version}, it is now version {row.row_version}, "
-                f"status {row.status})"
+                f"{_named(row)} changed since you saw it ({changes} change{'s' if changes != 1 else ''} "
+                f"since); its status is now {_status(row)}"
             )
         if row.status not in sources:
-            raise IllegalTransition(f"cannot {action} a {row.status} {type(obj).__name__.lower()}")
+            raise IllegalTransition(f"cannot {_words(action)} {_named(row)}: its status is {_status(row)}")
         now = timezone.now()
         changed = ["status", "row_version", "updated_at"]
         if isinstance(row, Memory):
@@ -161,7 +161,7 @@ def transition(
         try:
             row.save(update_fields=changed)
         except IntegrityError as exc:  # a concurrent write won the subject first
-            raise subject_taken(row, f"{action} memory {row.pk}") from exc
+            raise subject_taken(row, f"{_words(action)} {_named(row)}") from exc
         try:
             audit = chain.append(
                 Transition(
@@ -198,11 +198,30 @@ def _check_memory_move(row: Memory, action: str, target: str, now) -> None:
     its hard TTL comes back to life (code expires it instead)."""
     if target == M.ACTIVE and row.is_expired(now):
         raise IllegalTransition(
-            f"cannot {action} memory {row.pk}: its hard TTL passed at {row.valid_until:%Y-%m-%d %H:%M} UTC"
+            f"cannot {_words(action)} {_named(row)}: its hard TTL passed at "
+            f"{row.valid_until:%Y-%m-%d %H:%M} UTC"
         )
     if target in LIVE_STATUSES and row.status not in LIVE_STATUSES:
         if Memory.objects.holding_subject(row).exists():
-            raise subject_taken(row, f"{action} memory {row.pk}")
+            raise subject_taken(row, f"{_words(action)} {_named(row)}")
+
+
+# Refusals are read by people (the screens show them as they are): names and words, not ids and
+# codes (issue 15).
+def _noun(obj) -> str:
+    return "memory" if isinstance(obj, Memory) else "proposed memory"
+
+
+def _named(obj) -> str:
+    return f"“{obj.subject}”"
+
+
+def _words(code: str) -> str:
+    return code.replace("_", " ")
+
+
+def _status(obj) -> str:
+    return obj.get_status_display().lower()
 
 
 def subject_taken(memory: Memory, doing: str) -> LifecycleError:

@@ -121,6 +121,28 @@ def test_it_refuses_a_stale_version_and_writes_nothing(acme):
 
 
 @pytest.mark.django_db
+def test_refusals_read_in_names_and_words_not_ids_and_codes(acme):
+    """The screens show a refusal as it is (the review flow, bulk, the API): the memory by its
+    subject, statuses and actions in words (issue 15)."""
+    import re
+
+    memory = make_memory(acme, subject="return window")
+    seen = memory.row_version
+    transition(obj=memory, action="flag", actor=actor("policy"), reason="uncertain", seen_version=seen)
+    refusals = []
+    for action, version in (("freeze", seen), ("unfreeze", memory.row_version)):
+        with pytest.raises(LifecycleError) as refused:
+            transition(obj=memory, action=action, actor=actor("user"), reason="r", seen_version=version)
+        refusals.append(str(refused.value))
+    assert refusals[0] == (
+        "“return window” changed since you saw it (1 change since); its status is now needs review"
+    )
+    assert refusals[1] == "cannot unfreeze “return window”: its status is needs review"
+    for said in refusals:
+        assert not re.search(rf"memory {memory.pk}\b|needs_review|version", said), said
+
+
+@pytest.mark.django_db
 def test_it_refuses_a_move_without_a_reason(acme):
     memory = make_memory(acme)
     with pytest.raises(LifecycleError, match="needs a reason"):

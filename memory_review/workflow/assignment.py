@@ -61,7 +61,9 @@ def assign(*, memory: Memory, to, by) -> Assignment:
     """Give a queue item to a reviewer (ending whoever had it)."""
     row = Memory.objects.select_for_update().get(pk=memory.pk)
     if row.status != MemoryStatus.NEEDS_REVIEW:
-        raise AssignmentError(f"only memories in the review queue are assigned; this one is {row.status}")
+        raise AssignmentError(
+            f"only memories in the review queue are assigned; this one is {row.get_status_display().lower()}"
+        )
     _reviewer(row.tenant, to)
     now = timezone.now()
     in_force(Assignment.objects.filter(memory=row)).update(ended_at=now)

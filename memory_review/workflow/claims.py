@@ -46,7 +46,10 @@ def claim_take(*, memory: Memory, user) -> Claim:
     """Claim a queue item for `user` (renewing their own claim), unless someone else holds it."""
     row = _locked(memory)
     if row.status != MemoryStatus.NEEDS_REVIEW:
-        raise ClaimError(f"only memories in the review queue can be claimed; this one is {row.status}")
+        raise ClaimError(
+            "only memories in the review queue can be claimed; "
+            f"this one is {row.get_status_display().lower()}"
+        )
     now = timezone.now()
     held = held_claim(row, now)
     if held is not None and held.holder_id != user.pk:
@@ -101,7 +104,10 @@ def claim_reassign(*, memory: Memory, to, by) -> Claim:
     """A lead hands a queue item to another reviewer of the tenant."""
     row = _locked(memory)
     if row.status != MemoryStatus.NEEDS_REVIEW:
-        raise ClaimError(f"only memories in the review queue can be claimed; this one is {row.status}")
+        raise ClaimError(
+            "only memories in the review queue can be claimed; "
+            f"this one is {row.get_status_display().lower()}"
+        )
     membership = Membership.objects.filter(tenant_id=row.tenant_id, user=to).first()
     if membership is None or not membership.can_review:
         raise ClaimError(f"{display_name(to)} is not a reviewer in this tenant")

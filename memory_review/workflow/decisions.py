@@ -292,7 +292,7 @@ def bulk_decide(
         except StaleVersion:
             conflict = conflict_for(memory, version)
             last = conflict.moves[-1] if conflict.moves else None
-            why = f"changed since you chose it: now {conflict.memory.status}"
+            why = f"changed since you chose it: now {conflict.memory.get_status_display().lower()}"
             if last is not None:
                 why += f", by {last.actor_name}"
             result.skipped.append((conflict.memory, why))

@@ -176,7 +176,8 @@ def test_every_chart_is_described_by_the_table_of_its_numbers(client, votes, lab
             described = re.search(r'aria-describedby="([^"]+)"', chart)
             assert described, f"{path}: a chart with no aria-describedby: {chart[:120]}"
             target = re.search(rf'<(\w+)[^>]*\bid="{re.escape(described.group(1))}"', body)
-            assert target and target.group(1) in ("table", "figcaption", "p", "ul"), (path, described.group(1))
+            assert target, (path, described.group(1))
+            assert target.group(1) in ("table", "figcaption", "p", "ul"), (path, described.group(1))
 
 
 def test_a_replay_set_goes_out_and_a_bad_one_comes_in_with_nothing_kept(client, votes, labeler, lead):
