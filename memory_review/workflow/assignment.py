@@ -50,6 +50,13 @@ def set_target(*, tenant: Tenant, hours: int, by) -> ReviewTarget:
     return target
 
 
+def reviewers(tenant: Tenant) -> list[Membership]:
+    """The tenant's members who decide (Membership.can_review), with their users, by username:
+    whom a lead may give items, claims and rules to."""
+    members = Membership.objects.filter(tenant=tenant).select_related("user").order_by("user__username")
+    return [m for m in members if m.can_review]
+
+
 def _reviewer(tenant: Tenant, user) -> None:
     membership = Membership.objects.filter(tenant=tenant, user=user).first()
     if membership is None or not membership.can_review:
@@ -184,7 +191,7 @@ def team(tenant: Tenant, *, now=None) -> list[Pace]:
     """Each reviewer's pace and what waits for them, in name order."""
     now = now or timezone.now()
     start = timezone.localtime(now).replace(hour=0, minute=0, second=0, microsecond=0)
-    people = [m for m in Membership.objects.filter(tenant=tenant).select_related("user") if m.can_review]
+    people = reviewers(tenant)
     decided = (
         Transition.objects.for_tenant(tenant)
         .filter(action__in=DECIDED, memory__isnull=False, created_at__gte=start, actor__startswith="user:")

@@ -41,15 +41,19 @@ def _locked(memory: Memory) -> Memory:
     return Memory.objects.select_for_update().get(pk=memory.pk)
 
 
-@transaction.atomic
-def claim_take(*, memory: Memory, user) -> Claim:
-    """Claim a queue item for `user` (renewing their own claim), unless someone else holds it."""
-    row = _locked(memory)
+def _must_be_queued(row: Memory) -> None:
     if row.status != MemoryStatus.NEEDS_REVIEW:
         raise ClaimError(
             "only memories in the review queue can be claimed; "
             f"this one is {row.get_status_display().lower()}"
         )
+
+
+@transaction.atomic
+def claim_take(*, memory: Memory, user) -> Claim:
+    """Claim a queue item for `user` (renewing their own claim), unless someone else holds it."""
+    row = _locked(memory)
+    _must_be_queued(row)
     now = timezone.now()
     held = held_claim(row, now)
     if held is not None and held.holder_id != user.pk:
@@ -103,11 +107,7 @@ def claim_release(*, memory: Memory, by, note: str, can_lead: bool) -> Claim:
 def claim_reassign(*, memory: Memory, to, by) -> Claim:
     """A lead hands a queue item to another reviewer of the tenant."""
     row = _locked(memory)
-    if row.status != MemoryStatus.NEEDS_REVIEW:
-        raise ClaimError(
-            "only memories in the review queue can be claimed; "
-            f"this one is {row.get_status_display().lower()}"
-        )
+    _must_be_queued(row)
     membership = Membership.objects.filter(tenant_id=row.tenant_id, user=to).first()
     if membership is None or not membership.can_review:
         raise ClaimError(f"{display_name(to)} is not a reviewer in this tenant")

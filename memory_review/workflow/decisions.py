@@ -55,6 +55,7 @@ class Outcome:
     message: str
     successor: Memory | None = None
     expired_instead: bool = False
+    move: Transition | None = None  # the reviewer's own move, when one was made
 
 
 def available_actions(memory: Memory) -> list[tuple[str, Action]]:
@@ -140,12 +141,13 @@ def memory_decide(
             message=f"{memory.subject}: forgetting it waits for a second lead or admin to confirm "
             f"(until {request.expires_at:%Y-%m-%d %H:%M} UTC).",
         )
+    move = None
     if action == "forget":
         memory_forget(
             memory=memory, actor=actor, reason=reason, seen_version=seen_version, request_id=request_id
         )
     else:
-        transition(
+        move = transition(
             obj=memory,
             action=action,
             actor=actor,
@@ -155,7 +157,7 @@ def memory_decide(
         )
     if memory.status != MemoryStatus.NEEDS_REVIEW:
         claims_end_on_decision(memory=memory, by=user, action=action)
-    return Outcome(memory=memory, message=f"{memory.subject}: {spec.done}.")
+    return Outcome(memory=memory, message=f"{memory.subject}: {spec.done}.", move=move)
 
 
 def _expire_instead(memory: Memory, *, action: str, seen_version: int, request_id: str | None) -> Outcome:

@@ -65,29 +65,18 @@ def kill_action(memory: Memory) -> str:
     return "supersede" if replaces >= REPLACES_AT else "contradict"
 
 
-@dataclass(frozen=True)
-class Decided:
-    outcome: Outcome
-    move: Transition | None  # the reviewer's move, which `u` may take back (None: nothing moved)
-
-
 @transaction.atomic
 def decide(*, memory: Memory, key: str, user, reason: str, seen_version: int, can_lead: bool,
-           request_id: str | None = None) -> Decided:  # fmt: skip
-    """The move one key makes, through memory_decide (claims, row versions, hard TTL)."""
+           request_id: str | None = None) -> Outcome:  # fmt: skip
+    """The move one key makes, through memory_decide (claims, row versions, hard TTL); its
+    `move` is what `u` may take back (None when code expired the memory instead)."""
     if key not in KEYS:
         raise LifecycleError(f"no decision has the key {key!r}: {', '.join(KEYS)}")
     action = KEYS[key] if KEYS[key] != "kill" else kill_action(memory)
-    outcome = memory_decide(
+    return memory_decide(
         memory=memory, action=action, user=user, reason=reason, seen_version=seen_version,
         can_lead=can_lead, request_id=request_id,
     )  # fmt: skip
-    move = (
-        Transition.objects.filter(memory=memory, actor=str(Actor.user(user)), action=action)
-        .order_by("-seq")
-        .first()
-    )
-    return Decided(outcome=outcome, move=None if outcome.expired_instead else move)
 
 
 def undo_window() -> timedelta:
@@ -112,7 +101,11 @@ def undo(*, tenant: Tenant, move_id: int, user, request_id: str | None = None, n
     since = Transition.objects.filter(memory=memory, seq__gt=move.seq).order_by("seq").first()
     if since is not None or memory.row_version != move.row_version:
         who = actor_names([since.actor])[since.actor] if since else "someone"
-        what = f"{since.action} ({since.from_status} → {since.to_status})" if since else "a change"
+        what = (
+            f"{since.action} ({_words(since.from_status)} → {_words(since.to_status)})"
+            if since
+            else "a change"
+        )
         at = f" at {timezone.localtime(since.created_at):%H:%M}" if since else ""
         raise UndoRefused(f"{who} acted on “{memory.subject}” since: {what}{at}; nothing was undone")
     # Back in the queue for what sent it there: the vote (or person) before the decision.
@@ -129,6 +122,10 @@ def undo(*, tenant: Tenant, move_id: int, user, request_id: str | None = None, n
         verdict=flagged.verdict if flagged else None, request_id=request_id,
     )  # fmt: skip
     return memory
+
+
+def _words(status: str) -> str:
+    return MemoryStatus(status).label.lower()
 
 
 @dataclass(frozen=True)

@@ -128,7 +128,7 @@ def flow_decide(request: HttpRequest, membership, pk: int) -> HttpResponse:
         )
     if decided.move is not None:
         request.session[_last_key(membership)] = decided.move.pk
-    return _answer(request, membership, filters, notice=decided.outcome.message)
+    return _answer(request, membership, filters, notice=decided.message)
 
 
 @require_POST

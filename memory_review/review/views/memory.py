@@ -92,11 +92,7 @@ def _state(request: HttpRequest, membership, memory) -> dict:
     """What the status panel shows: the claim, the moves this viewer may make, the rewrite."""
     reviewers = []
     if membership.can_lead and memory.status == MemoryStatus.NEEDS_REVIEW:
-        reviewers = [
-            (m.user_id, display_name(m.user))
-            for m in Membership.objects.filter(tenant=membership.tenant).select_related("user")
-            if m.can_review
-        ]
+        reviewers = [(m.user_id, display_name(m.user)) for m in assignment.reviewers(membership.tenant)]
     claim = claims.held_claim(memory)
     return dict(
         pending_requests=dual_control.pending(memory.tenant).filter(memory=memory),

@@ -2,8 +2,6 @@
 oldest item in the queue against the review target, the rules that hand items out; and a lead's
 hand assignment of one item."""
 
-from datetime import timedelta
-
 from django import forms
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
@@ -43,11 +41,7 @@ class TargetForm(forms.Form):
 
 
 def _reviewers(tenant) -> list[tuple[int, str]]:
-    return [
-        (m.user_id, display_name(m.user))
-        for m in Membership.objects.filter(tenant=tenant).select_related("user").order_by("user__username")
-        if m.can_review
-    ]
+    return [(m.user_id, display_name(m.user)) for m in assignment.reviewers(tenant)]
 
 
 @require_GET
@@ -60,12 +54,11 @@ def team(request: HttpRequest, membership) -> HttpResponse:
 
 def _team_page(request, membership, *, form=None, target_form=None, status=200) -> HttpResponse:
     tenant, now = membership.tenant, timezone.now()
-    oldest, hours = assignment.oldest_waiting(tenant), assignment.target_hours(tenant.pk)
+    past, hours = assignment.past_target(tenant, now=now), assignment.target_hours(tenant.pk)
     return page(
         request, membership, "review/team.html", status=status, pace=assignment.team(tenant, now=now),
-        rules=assignment.rules(tenant).order_by("created_at"), oldest=oldest,
-        late=oldest is not None and now - oldest > timedelta(hours=hours),
-        past_target=assignment.past_target(tenant, now=now), target_hours=hours,
+        rules=assignment.rules(tenant).order_by("created_at"), oldest=assignment.oldest_waiting(tenant),
+        late=past > 0, past_target=past, target_hours=hours,  # the oldest is late when any item is
         form=form or RuleForm(reviewers=_reviewers(tenant)),
         target_form=target_form or TargetForm(initial={"hours": hours}),
     )  # fmt: skip
