@@ -282,6 +282,21 @@ def test_checkpoints_that_stopped_are_reported_and_the_job_resumes_them(trail, s
     assert after.intact and after.checkpoint_lines == 2
 
 
+def test_a_trail_edited_while_checkpoints_were_stopped_is_never_checkpointed_over(trail, settings):
+    checkpoints.write(trail)
+    lines_before = len(checkpoints.read(trail).checkpoints)
+    row = Transition.objects.for_tenant(trail).get(seq=7)
+    without_append_only_trigger("UPDATE audit_transition SET reason = %s WHERE id = %s", ["nothing", row.pk])
+    later = timezone.now() + timedelta(minutes=2 * settings.AUDIT_CHECKPOINT_MINUTES + 6)
+    with time_machine.travel(later, tick=False):
+        written = checkpoint_all()
+        after = verification.latest(trail)
+
+    assert written == 0
+    assert len(checkpoints.read(trail).checkpoints) == lines_before
+    assert not after.intact and "chain broken at #7" in after.problem
+
+
 def test_a_fresh_install_is_not_checked_yet_rather_than_intact(acme, capsys):
     assert verification.latest(acme) is None
     call_command("verify_audit")

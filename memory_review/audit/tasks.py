@@ -4,9 +4,8 @@ from celery import shared_task
 
 from memory_review.tenancy.models import Tenant
 
-from . import checkpoints
 from .context import acting_as
-from .verification import verify_and_record
+from .verification import verify_and_checkpoint
 
 
 @shared_task(name="memory_review.audit.tasks.checkpoint_all")
@@ -17,10 +16,5 @@ def checkpoint_all() -> int:
     written = 0
     with acting_as("system:audit-checkpoint"):
         for tenant in Tenant.objects.order_by("slug"):
-            result = verify_and_record(tenant, by="system:audit-checkpoint")
-            if result.intact or result.stale_only:
-                checkpoints.write(tenant)
-                written += 1
-                if result.stale_only:  # say at once that it is whole again
-                    verify_and_record(tenant, by="system:audit-checkpoint")
+            written += verify_and_checkpoint(tenant, by="system:audit-checkpoint")[1] is not None
     return written

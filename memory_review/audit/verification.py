@@ -34,9 +34,13 @@ def verify(
         found = checkpoints.read(tenant)
     except checkpoints.CheckpointError as exc:
         return Break(tenant.slug, 0, None, str(exc), "checkpoint"), None
+    stale = None
     if problem := checkpoints.problem(tenant, found, seen):
-        stale = found is not None and "checkpoints stopped" in problem
-        return Break(tenant.slug, 0, None, problem, STALE if stale else "checkpoint"), found
+        if found is None or "checkpoints stopped" not in problem:
+            return Break(tenant.slug, 0, None, problem, "checkpoint"), found
+        # Checkpoints that merely stopped are reported only when nothing else is wrong: the
+        # checkpoint job resumes them, so it must never take staleness for the whole story.
+        stale = Break(tenant.slug, 0, None, problem, STALE)
     lines = found.checkpoints if found else ()
     problem, trail_end = checks.trail(tenant, head, ring, marks=frozenset(c.seq for c in lines))
     if problem:
@@ -50,6 +54,7 @@ def verify(
         or checks.sealed_rows(tenant, ring)
         or checks.statuses(tenant)
         or checks.rules(tenant)
+        or stale
     ), found
 
 
@@ -78,6 +83,22 @@ def verify_and_record(tenant: Tenant, *, by: str) -> AuditVerification:
         )
         record.stale_only = problem is not None and problem.where == STALE
         return record
+
+
+def verify_and_checkpoint(
+    tenant: Tenant, *, by: str
+) -> tuple[AuditVerification, checkpoints.Checkpoint | None]:
+    """Verify the tenant's trail and, when it is intact (or its checkpoints merely stopped),
+    append a signed checkpoint of its heads; a broken trail is never vouched for. After resuming
+    stopped checkpoints it verifies again, so the latest verification says it is whole. The
+    checkpoint job and `manage.py audit_checkpoint` both do this."""
+    result = verify_and_record(tenant, by=by)
+    if not (result.intact or result.stale_only):
+        return result, None
+    written = checkpoints.write(tenant)
+    if result.stale_only:
+        result = verify_and_record(tenant, by=by)
+    return result, written
 
 
 def latest(tenant: Tenant) -> AuditVerification | None:

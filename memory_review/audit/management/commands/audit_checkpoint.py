@@ -1,8 +1,7 @@
 from django.core.management.base import BaseCommand, CommandError
 
-from memory_review.audit import checkpoints
 from memory_review.audit.context import acting_as
-from memory_review.audit.verification import verify_and_record
+from memory_review.audit.verification import verify_and_checkpoint
 from memory_review.tenancy.models import Tenant
 
 
@@ -14,14 +13,13 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options):
         refused = 0
-        with acting_as("system:audit_checkpoint"):
+        with acting_as("system:audit-checkpoint"):
             for tenant in Tenant.objects.order_by("slug"):
-                result = verify_and_record(tenant, by="system:audit_checkpoint")
-                if not (result.intact or result.stale_only):
+                result, checkpoint = verify_and_checkpoint(tenant, by="system:audit-checkpoint")
+                if checkpoint is None:
                     refused += 1
                     self.stderr.write(f"{result.problem}: no checkpoint written")
                     continue
-                checkpoint = checkpoints.write(tenant)
                 self.stdout.write(
                     f"tenant {tenant.slug}: checkpoint at transition #{checkpoint.seq} "
                     f"({checkpoint.hash[:12]}…), seal #{checkpoint.seal_seq}"
