@@ -40,6 +40,7 @@ import re
 import secrets
 import sys
 import time
+import typing
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -292,6 +293,8 @@ REQUEST_DICTS = {"GET": "query", "POST": "form", "FILES": "files"}
 # What reads the JSON body into the pydantic model it is handed: that model's fields are the
 # parameters. (memory_review/params.py's readers take (data, name, ...): `name` is one.)
 BODY_READERS = {"memory_review.api.views.parse"}
+# What reads the query string into the pydantic model it is handed: that model's fields.
+QUERY_READERS = {"memory_review.api.views.query"}
 # Forms whose __init__ adds fields, and where the names of the fields it adds are.
 ADDED_FIELDS = {
     "memory_review.review.views.policies.ThresholdsForm": "memory_review.review.views.policies.NUMBERS",
@@ -369,6 +372,8 @@ def _body_fields(model, prefix: str = "") -> set[str]:
     out = set()
     for name, info in model.model_fields.items():
         out.add(prefix + name)
+        if typing.get_origin(info.annotation) is list:
+            continue  # a list of models is crafted whole: its items have no dotted name
         for inner in (info.annotation, *getattr(info.annotation, "__args__", ())):
             if isinstance(inner, type) and issubclass(inner, BaseModel):
                 out |= _body_fields(inner, f"{prefix}{name}.")
@@ -405,6 +410,8 @@ def _scan(function, reads: Reads, seen: set) -> None:
             if handed and _qualified(callee) in BODY_READERS:
                 reads.model = _resolve(use.args[1], module)
                 reads.body |= _body_fields(reads.model)
+            elif handed and _qualified(callee) in QUERY_READERS:
+                reads.query |= set(_resolve(use.args[1], module).model_fields)
             elif handed and inspect.isfunction(callee) and callee.__module__.startswith("memory_review"):
                 _scan(callee, reads, seen)
             continue

@@ -13,6 +13,7 @@ from django.utils import timezone
 from memory_review.assessments.models import CandidateStatus, PromotionCandidate, Verdict
 from memory_review.audit import chain
 from memory_review.audit.models import Transition
+from memory_review.memories import changes
 from memory_review.memories.models import LIVE_STATUSES, Memory
 from memory_review.memories.models import MemoryStatus as M
 from memory_review.memories.tallies import tally_move
@@ -139,9 +140,9 @@ def transition(
     with transaction.atomic():
         row = type(obj).objects.select_for_update().get(pk=obj.pk)
         if row.row_version != seen_version:
-            changes = row.row_version - seen_version
+            since = row.row_version - seen_version
             raise StaleVersion(
-                f"{_named(row)} changed since you saw it ({changes} change{'s' if changes != 1 else ''} "
+                f"{_named(row)} changed since you saw it ({since} change{'s' if since != 1 else ''} "
                 f"since); its status is now {_status(row)}"
             )
         if row.status not in sources:
@@ -183,6 +184,7 @@ def transition(
         except chain.ChainBroken as exc:
             raise LifecycleError(f"nothing was changed: {exc}") from exc
         if isinstance(row, Memory):
+            changes.record_move(row, audit)  # the agents' feed and the webhooks' outbox
             # Under the tenant's chain lock, which every transition takes in the same order
             # (the count rows, taken before it, made opposite moves deadlock).
             tally_move(tenant_id=row.tenant_id, from_status=from_status, to_status=target)

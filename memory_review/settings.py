@@ -121,6 +121,7 @@ INSTALLED_APPS = [
     "memory_review.calibration",
     "memory_review.compliance",
     "memory_review.workflow",
+    "memory_review.agents",
     "memory_review.review",
     "memory_review.demo",
     "memory_review.oracle",

@@ -29,6 +29,8 @@ RLS_WITH_THEIR_TABLE = {
     "workflow_assignment",
     "workflow_assignmentrule",
     "workflow_reviewtarget",
+    "memories_memorychange",
+    "agents_receipt",
 }
 
 

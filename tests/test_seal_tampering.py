@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 import pytest
 from django.utils import timezone
 
+from memory_review.agents import receipts
 from memory_review.assessments.models import PromotionCandidate
 from memory_review.audit import seals, verification
 from memory_review.audit.models import Seal
@@ -21,18 +22,7 @@ from memory_review.tenancy.models import Membership, Role
 from memory_review.tenancy.tokens import token_create
 from tests.factories import around_the_application, judged, make_memory, make_user
 
-pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(autouse=True)
-def orphans_allowed(db):
-    """Deleting a row around the application orphans the rows that point at it, on purpose. The
-    foreign-key check pytest-django runs before rolling a test back is not what these tests are
-    about: the rollback is asked for outright (torn down before the database fixture)."""
-    from django.db import connection
-
-    yield
-    connection.needs_rollback = True
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("orphans_allowed")]
 
 
 @dataclass(frozen=True)
@@ -61,6 +51,7 @@ CASES = {
     "proposal": Case(edit=("outcome", "adopted"), copy={"policy_id": None}),
     "replay_set": Case(edit=("name", "renamed")),
     "verification": Case(edit=("intact", False)),
+    "receipt": Case(edit=("response_id", "never-happened")),
 }
 
 
@@ -88,6 +79,9 @@ def world(acme, lead, policy):
     thresholds = labeling_thresholds(policy)
     adoption.propose(acme, lead, thresholds=thresholds, mode="shadow", reason="tighter", evidence={"n": 3})
     ReplaySet.objects.create(tenant=acme, name="gold", content='{"id": "c1"}\n', cases=1, imported_by=lead)
+    receipts.record(
+        acme, [receipts.Used("resp-1", timezone.now(), ((first.pk, first.version),), user_id="u-1")]
+    )
     request_forget(memory=first, reason="asked to", seen_version=first.row_version, by=lead)
     erase_subject(tenant=acme, user_id="u-dana", reason="GDPR request", requested_by=f"user:{admin.pk}")
     verification.verify_and_record(acme, by="system:test")

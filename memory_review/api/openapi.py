@@ -14,6 +14,24 @@ _ERRORS = {
 }
 
 
+def _get(summary: str, query: type, *, extra: dict | None = None) -> dict:
+    """A read whose query parameters are the fields of `query` (the model the view validates with)."""
+    parameters = [_TENANT]
+    for name, info in query.model_fields.items():
+        field_schema = query.model_json_schema()["properties"][name]
+        parameters.append(
+            {"name": name, "in": "query", "required": info.is_required(), "schema": field_schema,
+             "description": info.description or ""}
+        )  # fmt: skip
+    return {
+        "get": {
+            "summary": summary,
+            "parameters": parameters,
+            "responses": {"200": {"description": "The answer."}, **(extra or {}), **_ERRORS},
+        }
+    }
+
+
 def _post(summary: str, model: str, created: str) -> dict:
     return {
         "post": {
@@ -31,7 +49,10 @@ def _post(summary: str, model: str, created: str) -> dict:
 @cache
 def schema() -> dict:
     _, definitions = models_json_schema(
-        [(m, "validation") for m in (schemas.EventIn, schemas.MemoryIn, schemas.CandidateIn)],
+        [
+            (m, "validation")
+            for m in (schemas.EventIn, schemas.MemoryIn, schemas.CandidateIn, schemas.ReceiptsIn)
+        ],  # noqa: E501
         ref_template="#/components/schemas/{model}",
     )
     return {
@@ -49,7 +70,28 @@ def schema() -> dict:
                 "EventIn",
                 "202",
             ),
-            "/api/v1/t/{slug}/memories": _post("Write a memory tied to its source event.", "MemoryIn", "201"),
+            "/api/v1/t/{slug}/memories": {
+                **_post("Write a memory tied to its source event.", "MemoryIn", "201"),
+                **_get(
+                    "What is in force for a scope (NULL scope columns are broader; a memory that needs "
+                    "review is returned with standing `under_review`; nothing past its hard TTL), a "
+                    "keyset page at a time, with an ETag; `as_of` answers from the audit trail.",
+                    schemas.InForceQuery,
+                    extra={"304": {"description": "Unchanged since the ETag sent in If-None-Match."}},
+                ),
+            },
+            "/api/v1/t/{slug}/changes": _get(
+                "Every change to what is in force after the cursor, in commit order (created, "
+                "rewritten, moved, expired, forgotten, erased); a forgotten or erased memory is a "
+                "tombstone. Keep `cursor` and ask again; `wait` long-polls.",
+                schemas.ChangesQuery,
+            ),
+            "/api/v1/t/{slug}/receipts": _post(
+                "Report which memories (id and content version) responses used; one insert a batch. "
+                "A memory this tenant does not hold is a 404 and nothing is written.",
+                "ReceiptsIn",
+                "201",
+            ),
             "/api/v1/t/{slug}/candidates": _post(
                 "Propose a memory for promotion (shadow mode: a reviewer decides).", "CandidateIn", "202"
             ),

@@ -90,6 +90,24 @@ class Scope(Strict):
     thread_id: ScopeId | None = None
 
 
+class UsedMemory(Strict):
+    id: EventId = Field(description="The memory's id.")
+    version: int = Field(ge=1, le=2**31 - 1, description="Its content version, as the agent read it.")
+
+
+class ResponseIn(Strict):
+    """One agent response and the memories it used."""
+
+    response_id: ScopeId = Field(description="The agent's own id for the response.")
+    used_at: When = Field(description="When the response was given, with a time zone.")
+    scope: Scope = Field(default_factory=Scope, description="Whom it answered, in which thread.")
+    memories: list[UsedMemory] = Field(min_length=1, max_length=100)
+
+
+class ReceiptsIn(Strict):
+    responses: list[ResponseIn] = Field(min_length=1, max_length=500)
+
+
 class EventIn(Strict):
     text: Text = Field(description="The evidence, verbatim.")
     source: Source = Field(description=f"One of: {', '.join(SourceEvent.Source.values)}")
@@ -98,6 +116,11 @@ class EventIn(Strict):
     occurred_at: When | None = Field(default=None, description="With a time zone, e.g. 2026-11-29T10:00:00Z.")
     remember_successor: bool = Field(
         default=False, description="Store the event verbatim as the successor of any memory it supersedes."
+    )
+    receipts: list[ResponseIn] = Field(
+        default_factory=list,
+        max_length=500,
+        description="Receipts for responses since the last call, recorded with the event.",
     )
 
 
@@ -121,6 +144,38 @@ class CandidateIn(Strict):
     )
     scope: Scope = Field(default_factory=Scope)
     proposed_by: Author = "agent"
+
+
+class Query(BaseModel):
+    """A GET's query string: values arrive as text, so types are coerced, but unknown names are
+    refused (a misspelt `user_id` must not widen the answer to everyone)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+Limit = Annotated[int, Field(ge=1, le=500, description="At most this many in a page (1 to 500).")]
+
+
+class InForceQuery(Query):
+    user_id: ScopeId | None = None
+    agent_id: ScopeId | None = None
+    thread_id: ScopeId | None = None
+    kind: Kind | None = None
+    as_of: When | None = Field(default=None, description="What was in force then, with a time zone.")
+    after: Annotated[int, Field(ge=0, le=HIGHEST_ID)] = Field(
+        default=0, description="The `next_after` of the page before (keyset paging)."
+    )
+    limit: Limit = 100
+
+
+class ChangesQuery(Query):
+    after: Annotated[int, Field(ge=0, le=HIGHEST_ID)] = Field(
+        description="The `cursor` of the last page you processed; 0 for the beginning."
+    )
+    wait: Annotated[float, Field(ge=0, le=30)] = Field(
+        default=0, description="Seconds to hold the request open until a change arrives (long poll)."
+    )
+    limit: Limit = 100
 
 
 def error_fields(exc) -> dict[str, str]:

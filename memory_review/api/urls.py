@@ -6,6 +6,8 @@ urlpatterns = [
     path("openapi.json", views.openapi, name="api-openapi"),
     path("t/<slug:slug>/events", views.events, name="api-events"),
     path("t/<slug:slug>/memories", views.memories, name="api-memories"),
+    path("t/<slug:slug>/changes", views.changes, name="api-changes"),
+    path("t/<slug:slug>/receipts", views.receipts, name="api-receipts"),
     path("t/<slug:slug>/candidates", views.candidates, name="api-candidates"),
     path("t/<slug:slug>/assessments/<int:pk>", views.assessment_detail, name="api-assessment"),
 ]

@@ -1,28 +1,33 @@
 """The agents' API, v1: JSON in, JSON out. Bad input is a 400 that names the field, and nothing
 is written; a missing or wrong token is a 401; another tenant's URL is a 404."""
 
+import hashlib
+import json
 from collections import Counter
 from functools import wraps
 
 from django.conf import settings
 from django.db import transaction
-from django.http import Http404, HttpRequest, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from django.views.decorators.csrf import csrf_exempt
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from pydantic import BaseModel, ValidationError
 
 from memory_review import params
+from memory_review.agents import feed, inforce
+from memory_review.agents import receipts as receipt_log
 from memory_review.assessments.invalidation import observe_event
 from memory_review.assessments.models import Assessment, NoActivePolicy
 from memory_review.assessments.promotion import candidate_propose
 from memory_review.lifecycle import LifecycleError
 from memory_review.memories.models import SourceEvent
 from memory_review.tenancy.db_context import set_tenant
+from memory_review.tenancy.names import actor_names
 from memory_review.tenancy.tokens import token_authenticate
 
-from . import intake, schemas, throttle
+from . import intake, schemas, shapes, throttle
 from .openapi import schema
 
 
@@ -99,6 +104,29 @@ def parse(request: HttpRequest, model: type[BaseModel]):
         raise BadInput(schemas.error_fields(exc)) from exc
 
 
+def query(request: HttpRequest, model: type[BaseModel]):
+    """The validated query string; BadInput naming what is wrong otherwise."""
+    repeated = [name for name in request.GET if len(request.GET.getlist(name)) > 1]
+    if repeated:
+        raise BadInput({name: "given more than once" for name in repeated})
+    try:
+        return model.model_validate(request.GET.dict())
+    except ValidationError as exc:
+        raise BadInput(schemas.error_fields(exc)) from exc
+
+
+def with_etag(request: HttpRequest, body: dict) -> HttpResponse:
+    """The JSON answer with a strong ETag of its bytes; 304 when the agent already holds them."""
+    content = json.dumps(body, separators=(",", ":")).encode()
+    etag = f'"{hashlib.sha256(content).hexdigest()[:32]}"'
+    if etag in [tag.strip() for tag in request.headers.get("If-None-Match", "").split(",")]:
+        response = HttpResponse(status=304)
+    else:
+        response = HttpResponse(content, content_type="application/json")
+    response["ETag"] = etag
+    return response
+
+
 def _event(tenant, pk: int) -> SourceEvent:
     event = SourceEvent.objects.for_tenant(tenant).filter(pk=pk).first()
     if event is None:
@@ -112,7 +140,10 @@ def _event(tenant, pk: int) -> SourceEvent:
 @api_view
 def events(request: HttpRequest, tenant):
     body = parse(request, schemas.EventIn)
+    batch = _checked_receipts(tenant, body.receipts, "receipts")
     with transaction.atomic():
+        if batch:
+            receipt_log.record(tenant, batch)
         event = intake.record_event(tenant=tenant, body=body)
         assessment = observe_event(event=event, remember_successor=body.remember_successor)
     return JsonResponse(
@@ -127,9 +158,11 @@ def events(request: HttpRequest, tenant):
     )
 
 
-@require_POST
+@require_http_methods(["GET", "POST"])
 @api_view
 def memories(request: HttpRequest, tenant):
+    if request.method == "GET":
+        return in_force(request, tenant)
     body = parse(request, schemas.MemoryIn)
     memory = intake.write_memory(event=_event(tenant, body.source_event_id), body=body, channel="agent")
     return JsonResponse(
@@ -141,6 +174,74 @@ def memories(request: HttpRequest, tenant):
         },
         status=201,
     )
+
+
+def in_force(request: HttpRequest, tenant):
+    """What is in force for a scope (agents/inforce.py says what that means), a page at a time."""
+    asked = query(request, schemas.InForceQuery)
+    scope = inforce.Scope(user_id=asked.user_id, agent_id=asked.agent_id, thread_id=asked.thread_id)
+    found, next_after = inforce.page(
+        tenant, scope, kind=asked.kind, at=asked.as_of, after=asked.after, limit=asked.limit
+    )
+    names = actor_names(shapes.actors(found))
+    return with_etag(
+        request,
+        {
+            "scope": vars(scope),
+            "as_of": asked.as_of.isoformat() if asked.as_of else None,
+            "memories": [shapes.held(item, names) for item in found],
+            "next_after": next_after,
+        },
+    )
+
+
+@require_GET
+@api_view
+def changes(request: HttpRequest, tenant):
+    """Every change to what is in force after the agent's cursor, in commit order (agents/feed.py)."""
+    asked = query(request, schemas.ChangesQuery)
+    try:
+        found = feed.read(tenant, asked.after, limit=asked.limit, wait=asked.wait)
+    except feed.CursorAhead as exc:
+        raise BadInput({"after": str(exc)}) from exc
+    names = actor_names(shapes.actors(found.changes))
+    return JsonResponse(
+        {
+            "changes": [shapes.change(row, names) for row in found.changes],
+            "cursor": found.cursor,
+            "more": found.more,
+        }
+    )
+
+
+def _checked_receipts(tenant, responses: list[schemas.ResponseIn], field: str) -> list[receipt_log.Used]:
+    """The receipts as the service takes them; BadInput naming each version that is not the
+    memory's, and Http404 when one names a memory this tenant does not hold."""
+    batch = [
+        receipt_log.Used(
+            response_id=response.response_id,
+            used_at=response.used_at,
+            memories=tuple((used.id, used.version) for used in response.memories),
+            **response.scope.model_dump(),
+        )
+        for response in responses
+    ]
+    try:
+        problems = receipt_log.version_problems(tenant, batch)
+    except receipt_log.UnknownMemory as exc:
+        raise Http404(str(exc)) from exc
+    if problems:
+        raise BadInput({f"{field}.{n}.memories.{m}.version": say for (n, m), say in problems.items()})
+    return batch
+
+
+@require_POST
+@api_view
+def receipts(request: HttpRequest, tenant):
+    """Which memories (id and content version) the agent's responses used: one insert a batch."""
+    body = parse(request, schemas.ReceiptsIn)
+    written = receipt_log.record(tenant, _checked_receipts(tenant, body.responses, "responses"))
+    return JsonResponse({"recorded": written}, status=201)
 
 
 @require_POST

@@ -4,7 +4,8 @@ cite either, and every copy of their words (issue 14, item 4; `blank_copies`). R
 `deleted` or `[erased]`, with their audit trail: every memory change is a transition by
 `system:erasure`, whose reason cites the erasure and never the content. The Erasure row keeps the
 counts and a proof hash over the erased rows' ids and prior content hashes (never the content), for
-auditors; each blanked sealed row gets an `erase` seal naming the erasure (audit/seals.py)."""
+auditors; agents' usage receipts of the person or their memories lose whom they answered; each
+blanked sealed row gets an `erase` seal naming the erasure (audit/seals.py)."""
 
 import hashlib
 import json
@@ -17,6 +18,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from memory_review.agents.models import Receipt
 from memory_review.assessments.models import (
     Assessment,
     AssessmentRestart,
@@ -78,7 +80,11 @@ def _erase(tenant: Tenant, erasure: Erasure, user_id: str, now) -> Erasure:
         )
         .order_by("pk")
     )
+    receipts = Receipt.objects.for_tenant(tenant).filter(
+        Q(user_id=user_id) | Q(memory__in=[m.pk for m in memories]), erased_at__isnull=True
+    )
     proof = [f"event:{e.pk}:{e.text_hash}" for e in events]
+    proof += [f"receipt:{pk}" for pk in receipts.values_list("pk", flat=True)]
     proof += [f"memory:{m.pk}:{m.content_hash}" for m in memories]
     proof += [f"candidate:{c.pk}:{c.claim_hash}" for c in candidates]
     words = [e.text for e in events] + [m.content for m in memories] + [c.claim for c in candidates]
@@ -109,6 +115,8 @@ def _erase(tenant: Tenant, erasure: Erasure, user_id: str, now) -> Erasure:
     SourceEvent.objects.filter(pk__in=[e.pk for e in events]).update(
         text=ERASED, text_hash=content_hash(ERASED), erased_at=now
     )
+    # Whom the agents' responses answered, and which responses used the person's memories.
+    receipts.update(response_id=ERASED, user_id=None, agent_id=None, thread_id=None, erased_at=now)
     erasure.memories_erased, erasure.events_erased, erasure.candidates_erased = (
         len(memories),
         len(events),

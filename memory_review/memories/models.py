@@ -387,3 +387,42 @@ class DualControl(SealedTenantOwned):
 
     def __str__(self) -> str:
         return f"{self.kind} request {self.pk}"
+
+
+class MemoryChange(TenantOwned):
+    """One row per change to what is in force for agents (issue 16): a memory created or
+    rewritten, moved between statuses, expired, forgotten or erased. It is the agents' change
+    feed and the webhooks' outbox at once, written in the transaction that made the change.
+
+    `seq` counts a tenant's changes from 1 in commit order: it is taken under the tenant's audit
+    chain lock (audit/heads.py), which every such change holds until it commits, so a change
+    committed later always has a higher `seq` and a reader that has seen `seq` N has seen every
+    change before it. The reason, the actor and the content are not copied: the feed reads them
+    from the transition and the memory, so an erasure that blanks those leaves no copy here."""
+
+    class Kind(models.TextChoices):
+        CREATED = "created", "created"
+        REWRITTEN = "rewritten", "rewritten"
+        MOVED = "moved", "moved"
+        EXPIRED = "expired", "expired"
+        FORGOTTEN = "forgotten", "forgotten"
+        ERASED = "erased", "erased"
+
+    seq = models.PositiveBigIntegerField(help_text="Position in the tenant's feed, from 1, in commit order.")
+    memory = models.ForeignKey(Memory, on_delete=models.PROTECT, related_name="changes")
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    transition = models.ForeignKey(
+        "audit.Transition",
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="+",
+        help_text="The move, for every kind but created and rewritten.",
+    )
+    created_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["tenant", "seq"], name="memchange_tenant_seq_uq")]
+
+    def __str__(self) -> str:
+        return f"change {self.seq} in tenant {self.tenant_id}: memory {self.memory_id} {self.kind}"

@@ -8,6 +8,7 @@ from django.utils import timezone
 from memory_review.lifecycle import Actor, LifecycleError, subject_taken, transition
 from memory_review.tenancy.models import Tenant
 
+from . import changes
 from .models import Memory, MemoryLink, SourceEvent, content_hash
 from .tallies import tally_add
 
@@ -135,6 +136,7 @@ def memory_write(
     except IntegrityError as exc:  # a concurrent write took the subject between check and insert
         raise subject_taken(memory, "write this memory") from exc
     tally_add(tenant_id=memory.tenant_id, status=memory.status, delta=1)
+    changes.record(memory, changes.Kind.REWRITTEN if supersedes is not None else changes.Kind.CREATED)
     if supersedes is not None:
         Memory.objects.filter(pk=supersedes.pk).update(superseded_by=memory)
         supersedes.superseded_by = memory

@@ -38,6 +38,11 @@ urlpatterns = [
     # One memory
     path("t/<slug:slug>/memories/<int:pk>/", memory.memory_detail, name="memory-detail"),
     path("t/<slug:slug>/memories/<int:pk>/act/", memory.memory_act, name="memory-act"),
+    path(
+        "t/<slug:slug>/memories/<int:pk>/responses.csv",
+        memory.memory_responses_export,
+        name="memory-responses-export",
+    ),
     path("t/<slug:slug>/memories/<int:pk>/rewrite/", memory.memory_rewrite_view, name="memory-rewrite"),
     path("t/<slug:slug>/memories/<int:pk>/claim/", memory.claim_take, name="claim-take"),
     path("t/<slug:slug>/memories/<int:pk>/claim/renew/", memory.claim_renew, name="claim-renew"),

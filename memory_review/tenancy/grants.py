@@ -74,7 +74,13 @@ APP_GRANTS: dict[str, Grant] = {
     "memories_memory": Grant(WRITE, why="forgetting is a status, not a DELETE"),
     "memories_memorytally": Grant(WRITE),
     "memories_memorylink": Grant(APPEND),
+    "memories_memorychange": Grant(APPEND, why="the agents' change feed: a change served never changes"),
     "memories_erasure": Grant(WRITE),
+    "agents_receipt": Grant(
+        APPEND,
+        update_columns=("response_id", "user_id", "agent_id", "thread_id", "erased_at"),
+        why="an erasure blanks whom a response answered; a receipt is never edited otherwise",
+    ),
     "memories_dualcontrol": Grant(WRITE),
     "assessments_policyversion": Grant(WRITE, why="a policy is retired, never deleted"),
     "assessments_assessment": Grant(WRITE),

@@ -17,6 +17,12 @@ BEGIN
 END;
 /
 
+-- agents_receipt: an erasure blanks whom a response answered; a receipt is never edited otherwise
+GRANT SELECT, INSERT ON AGENTS_RECEIPT TO MEMORY_APP
+/
+GRANT UPDATE (RESPONSE_ID, USER_ID, AGENT_ID, THREAD_ID, ERASED_AT) ON AGENTS_RECEIPT TO MEMORY_APP
+/
+
 -- assessments_assessment: SELECT, INSERT, UPDATE
 GRANT SELECT, INSERT, UPDATE ON ASSESSMENTS_ASSESSMENT TO MEMORY_APP
 /
@@ -143,6 +149,10 @@ GRANT SELECT, INSERT, UPDATE ON MEMORIES_ERASURE TO MEMORY_APP
 
 -- memories_memory: forgetting is a status, not a DELETE
 GRANT SELECT, INSERT, UPDATE ON MEMORIES_MEMORY TO MEMORY_APP
+/
+
+-- memories_memorychange: the agents' change feed: a change served never changes
+GRANT SELECT, INSERT ON MEMORIES_MEMORYCHANGE TO MEMORY_APP
 /
 
 -- memories_memorylink: SELECT, INSERT

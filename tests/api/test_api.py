@@ -6,6 +6,7 @@ import pytest
 from django.apps import apps
 from django.test import override_settings
 
+from memory_review.api import urls as api_urls
 from memory_review.assessments.models import Assessment
 from memory_review.assessments.services import policy_ensure_default
 from memory_review.memories.models import Memory, SourceEvent
@@ -227,13 +228,17 @@ def test_the_openapi_schema_describes_the_endpoints_and_their_inputs(client):
     schema = client.get("/api/v1/openapi.json").json()
 
     assert schema["openapi"].startswith("3.")
-    assert set(schema["paths"]) == {
-        "/api/v1/t/{slug}/events",
-        "/api/v1/t/{slug}/memories",
-        "/api/v1/t/{slug}/candidates",
-        "/api/v1/t/{slug}/assessments/{id}",
+    served = {
+        "/api/v1/" + str(p.pattern).replace("<slug:slug>", "{slug}").replace("<int:pk>", "{id}")
+        for p in api_urls.urlpatterns
+        if p.name != "api-openapi"
     }
+    assert set(schema["paths"]) == served  # every endpoint the API serves, and none it does not
+    assert {"get", "post"} == set(schema["paths"]["/api/v1/t/{slug}/memories"])
+    feed = {p["name"]: p for p in schema["paths"]["/api/v1/t/{slug}/changes"]["get"]["parameters"]}
+    assert feed["after"]["required"] and not feed["wait"]["required"]
     assert {"text", "source"} <= set(schema["components"]["schemas"]["EventIn"]["required"])
+    assert "responses" in schema["components"]["schemas"]["ReceiptsIn"]["required"]
 
 
 def test_tokens_are_stored_hashed(acme):

@@ -5,6 +5,7 @@ from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import redirect
 from django.views.decorators.http import require_GET, require_POST
 
+from memory_review.agents import receipts as receipt_log
 from memory_review.audit import exports
 from memory_review.audit.models import Transition
 from memory_review.audit.verification import latest, verify_and_record
@@ -83,4 +84,10 @@ def audit_export(request: HttpRequest, membership, fmt: str) -> HttpResponse:
 def memory_lineage(request: HttpRequest, membership, pk: int) -> HttpResponse:
     require_auditor(membership)
     memory = get_memory_for(membership, pk)
-    return page(request, membership, "review/lineage.html", lineage=audit_trail.lineage(memory))
+    return page(
+        request,
+        membership,
+        "review/lineage.html",
+        lineage=audit_trail.lineage(memory),
+        usage=receipt_log.usage(memory),
+    )

@@ -4,7 +4,7 @@ at a time), the reviewer's actions on it, and claiming it."""
 from django import forms
 from django.conf import settings
 from django.contrib import messages
-from django.http import HttpRequest, HttpResponse, QueryDict
+from django.http import HttpRequest, HttpResponse, QueryDict, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect
 from django.template.loader import render_to_string
 from django.urls import reverse
@@ -12,6 +12,7 @@ from django.utils import timezone
 from django.views.decorators.http import require_GET, require_POST
 
 from memory_review import params, textlimits
+from memory_review.agents import receipts as receipt_log
 from memory_review.assessments import reassessment
 from memory_review.compliance import dual_control
 from memory_review.lifecycle import LifecycleError, StaleVersion
@@ -39,10 +40,10 @@ from .blind import memory_evidence
 DETAIL = "review/memory_detail.html"
 
 
-def _as_of(request: HttpRequest):
+def _time_or_problem(read):
     """The time asked about and no problem, or no time and what is wrong (the page says it)."""
     try:
-        return params.moment(request.GET, "as_of"), None
+        return read(), None
     except params.BadParameter as exc:
         return None, str(exc)
 
@@ -54,7 +55,8 @@ def memory_detail(request: HttpRequest, membership, pk: int) -> HttpResponse:
     if works_blind(membership):
         return memory_evidence(request, membership, memory)
     hops = 2 if request.GET.get("hops") == "2" else 1
-    at, as_of_problem = _as_of(request)
+    at, as_of_problem = _time_or_problem(lambda: params.moment(request.GET, "as_of"))
+    wrong_since, since_problem = _time_or_problem(lambda: params.moment(request.GET, "wrong_since"))
     verdicts = memory_page.verdicts_page(memory, after=request.GET.get("after"))
     neighbourhood = memory_page.neighbourhood(memory, hops=hops)
     drawn, href = (
@@ -80,12 +82,34 @@ def memory_detail(request: HttpRequest, membership, pk: int) -> HttpResponse:
         as_of=at,
         as_of_problem=as_of_problem,
         dependents=reassessment.dependents(memory) if reassessment.worth_reassessing(memory) else [],
+        usage=receipt_log.usage(memory, since=wrong_since),
+        used=receipt_log.recent(memory),
+        wrong_since=wrong_since,
+        since_problem=since_problem,
         **_state(request, membership, memory),
     )
     partial = request.GET.get("part") if request.htmx else None
-    if partial in ("verdicts", "graph", "asof"):
+    if partial in ("verdicts", "graph", "asof", "usage"):
         return page(request, membership, f"{DETAIL}#{partial}", **context)
-    return page(request, membership, DETAIL, status=400 if as_of_problem else 200, **context)
+    bad = as_of_problem or since_problem
+    return page(request, membership, DETAIL, status=400 if bad else 200, **context)
+
+
+@require_GET
+@tenant_view
+def memory_responses_export(request: HttpRequest, membership, pk: int) -> HttpResponse:
+    """The responses that used the memory while it was wrong (thread, user, time), as CSV, so a
+    lead can follow up with the customers."""
+    require_lead(membership)
+    memory = get_memory_for(membership, pk)
+    since = params.moment(request.GET, "wrong_since") or receipt_log.usage(memory).wrong_since
+    if since is None:
+        raise params.BadParameter("wrong_since", "is needed: this memory still stands, so say from when")
+    name = f"responses-{membership.tenant.slug}-memory-{memory.pk}.csv"
+    response = StreamingHttpResponse(receipt_log.csv_lines(receipt_log.while_wrong(memory, since)),
+                                     content_type="text/csv; charset=utf-8")  # fmt: skip
+    response["Content-Disposition"] = f'attachment; filename="{name}"'
+    return response
 
 
 def _state(request: HttpRequest, membership, memory) -> dict:
@@ -224,6 +248,7 @@ def _respond(
         parts = [render_to_string(f"{DETAIL}#state", context, request)]
         if outcome is not None:
             context["history"] = memory_page.status_history(memory)
+            context["usage"] = receipt_log.usage(memory)  # a kill now counts responses while wrong
             context["oob"] = True
             parts.append(render_to_string(f"{DETAIL}#history", context, request))
     if outcome is not None:

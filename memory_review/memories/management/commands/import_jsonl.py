@@ -82,10 +82,13 @@ class Command(BaseCommand):
                 model = MemoryIn
             try:
                 # JSON mode, as the API reads it: dates arrive as ISO strings.
-                rows.append((number, kind, model.model_validate_json(json.dumps(data)), ref))
+                body = model.model_validate_json(json.dumps(data))
             except ValidationError as exc:
                 problems = "; ".join(f"{field}: {message}" for field, message in error_fields(exc).items())
                 raise CommandError(f"{where}: {problems}") from exc
+            if getattr(body, "receipts", None):
+                raise CommandError(f"{where}: receipts are not imported; agents send them to the API")
+            rows.append((number, kind, body, ref))
         return rows
 
     def _write(self, tenant: Tenant, rows, *, observe: bool) -> tuple[int, int]:

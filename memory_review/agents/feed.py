@@ -1,0 +1,51 @@
+"""The change feed (issue 16): every change to what is in force, in commit order, from a cursor
+the agent keeps. The cursor is the feed position of the last change it has (memories/changes.py
+says why positions follow commit order); 0 starts from the beginning."""
+
+import time
+from dataclasses import dataclass
+
+from django.db.models import Max
+
+from memory_review.memories.models import MemoryChange
+from memory_review.tenancy.models import Tenant
+
+MAX_PAGE = 500
+MAX_WAIT_SECONDS = 30
+POLL_SECONDS = 0.2  # a long poll looks again this often: one indexed range read a time
+
+
+class CursorAhead(ValueError):
+    """A cursor beyond the feed's end: kept from another database, or made up."""
+
+
+@dataclass
+class Page:
+    changes: list[MemoryChange]
+    cursor: int  # where to ask from next
+    more: bool  # another page is ready now
+
+
+def head(tenant: Tenant) -> int:
+    return MemoryChange.objects.for_tenant(tenant).aggregate(last=Max("seq"))["last"] or 0
+
+
+def read(tenant: Tenant, after: int, *, limit: int = 100, wait: float = 0) -> Page:
+    """The changes after `after`, oldest first. With `wait`, hold the request until one arrives or
+    `wait` seconds pass (a long poll); an empty page keeps the cursor where it was."""
+    deadline = time.monotonic() + min(wait, MAX_WAIT_SECONDS)
+    while True:
+        found = list(
+            MemoryChange.objects.for_tenant(tenant)
+            .filter(seq__gt=after)
+            .select_related("memory", "transition")
+            .order_by("seq")[: limit + 1]
+        )
+        if found or time.monotonic() >= deadline:
+            break
+        time.sleep(POLL_SECONDS)
+    if not found and after > (end := head(tenant)):
+        raise CursorAhead(f"is beyond the end of this tenant's feed ({end}); start again from 0")
+    more = len(found) > limit
+    found = found[:limit]
+    return Page(changes=found, cursor=found[-1].seq if found else after, more=more)

@@ -1,0 +1,155 @@
+"""Usage receipts (issue 16, item 4): which responses used a memory, and which of them used it
+while it was wrong.
+
+A memory was wrong from the time of the evidence that killed it: the event a vote read when the
+policy contradicted or superseded it, the evidence of its successor when it was rewritten or
+superseded, or, for a person's decision with no evidence, the time of that decision. A lead may
+set another time (`since`), and the pages and the export say which one they use."""
+
+import csv
+import io
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import datetime
+
+from django.db import transaction
+from django.db.models import Count, Min
+
+from memory_review.audit.exports import spreadsheet_safe
+from memory_review.audit.models import Transition
+from memory_review.memories.models import Memory, MemoryStatus
+from memory_review.tenancy.models import Tenant
+
+from .models import Receipt
+
+# The statuses a memory is wrong in, once it has left force.
+KILLED = (MemoryStatus.CONTRADICTED, MemoryStatus.SUPERSEDED, MemoryStatus.DELETED)
+MAX_RESPONSES = 500  # a batch
+MAX_MEMORIES = 100  # a response
+
+
+class UnknownMemory(LookupError):
+    """A receipt names a memory this tenant does not hold: nothing of the batch is written."""
+
+
+@dataclass(frozen=True)
+class Used:
+    """One response's use of memories, as an agent reports it."""
+
+    response_id: str
+    used_at: datetime
+    memories: tuple[tuple[int, int], ...]  # (memory id, content version)
+    user_id: str | None = None
+    agent_id: str | None = None
+    thread_id: str | None = None
+
+
+def version_problems(tenant: Tenant, batch: list[Used]) -> dict[tuple[int, int], str]:
+    """{(response index, memory index): problem} for each memory not held at the version named."""
+    wanted = {pk for used in batch for pk, _ in used.memories}
+    versions = dict(Memory.objects.for_tenant(tenant).filter(pk__in=wanted).values_list("pk", "version"))
+    problems = {}
+    for n, used in enumerate(batch):
+        for m, (pk, version) in enumerate(used.memories):
+            if pk not in versions:
+                raise UnknownMemory(f"no memory {pk} in this tenant")
+            if versions[pk] != version:
+                problems[(n, m)] = f"memory {pk} holds content version {versions[pk]}, not {version}"
+    return problems
+
+
+@transaction.atomic
+def record(tenant: Tenant, batch: list[Used]) -> int:
+    """Store a batch of receipts in one insert (and its seals); all of it or, on any problem,
+    nothing. Returns how many rows were written."""
+    rows = [
+        Receipt(
+            tenant=tenant,
+            memory_id=pk,
+            version=version,
+            response_id=used.response_id,
+            user_id=used.user_id,
+            agent_id=used.agent_id,
+            thread_id=used.thread_id,
+            used_at=used.used_at,
+        )
+        for used in batch
+        for pk, version in used.memories
+    ]
+    Receipt.objects.bulk_create(rows)
+    return len(rows)
+
+
+# -- what a lead reads --------------------------------------------------------------------------
+
+
+@dataclass
+class Usage:
+    responses: int
+    first_used: datetime | None
+    wrong_since: datetime | None  # None while the memory stands
+    wrong_because: str  # how wrong_since was found, in words
+    while_wrong: int
+
+
+def killing_move(memory: Memory) -> Transition | None:
+    """The move that took the memory out of force for being wrong, if it was."""
+    if memory.status not in KILLED:
+        return None
+    return (
+        Transition.objects.filter(memory=memory, to_status=memory.status)
+        .select_related("verdict__event")
+        .order_by("-seq")
+        .first()
+    )
+
+
+def wrong_from(memory: Memory, move: Transition | None) -> tuple[datetime | None, str]:
+    """When the memory became wrong, and how that was found."""
+    if move is None:
+        return None, ""
+    if move.verdict is not None and move.verdict.event is not None:
+        return move.verdict.event.occurred_at, "from the evidence that contradicted it"
+    successor = memory.superseded_by
+    if successor is not None:
+        return successor.source_event.occurred_at, "from the evidence of the version that replaced it"
+    return move.created_at, "from the decision that took it out of force"
+
+
+def usage(memory: Memory, *, since: datetime | None = None) -> Usage:
+    """How often the memory was used, and how often while wrong (from `since`, when a lead sets
+    it; else from the evidence that killed it). Three queries at most."""
+    counted = Receipt.objects.filter(memory=memory).aggregate(n=Count("pk"), first=Min("used_at"))
+    wrong, because = (since, "from the time you set") if since else wrong_from(memory, killing_move(memory))
+    while_wrong = Receipt.objects.filter(memory=memory, used_at__gte=wrong).count() if wrong else 0
+    return Usage(counted["n"], counted["first"], wrong, because, while_wrong)
+
+
+def recent(memory: Memory, *, since: datetime | None = None, limit: int = 20) -> list[Receipt]:
+    rows = Receipt.objects.filter(memory=memory)
+    if since is not None:
+        rows = rows.filter(used_at__gte=since)
+    return list(rows.order_by("-used_at", "-pk")[:limit])
+
+
+def while_wrong(memory: Memory, since: datetime):
+    """Every response that used the memory from `since`, oldest first: the export's rows."""
+    return Receipt.objects.filter(memory=memory, used_at__gte=since).order_by("used_at", "pk")
+
+
+EXPORT_COLUMNS = ("used_at", "response_id", "user_id", "thread_id", "agent_id", "memory_id", "version")
+
+
+def csv_lines(rows) -> Iterator[str]:
+    """The receipts as CSV, a line at a time (an export of any size streams), each cell safe to
+    open in a spreadsheet."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer)
+    writer.writerow(EXPORT_COLUMNS)
+    for receipt in rows.iterator(chunk_size=2000):
+        writer.writerow([spreadsheet_safe(getattr(receipt, name)) for name in EXPORT_COLUMNS])
+        if buffer.tell() > 64_000:
+            yield buffer.getvalue()
+            buffer.seek(0)
+            buffer.truncate()
+    yield buffer.getvalue()

@@ -1,0 +1,81 @@
+"""How the agents' reads look in JSON: a memory in force and a change in the feed. The actor is
+given as stored (`user:3`, `policy:v2`, `agent:support-bot`) and as a name to show."""
+
+from memory_review.agents.inforce import Held
+from memory_review.memories.models import Memory, MemoryChange
+
+
+def _when(at) -> str | None:
+    return at.isoformat() if at is not None else None
+
+
+def scope(memory: Memory) -> dict:
+    return {"user_id": memory.user_id, "agent_id": memory.agent_id, "thread_id": memory.thread_id}
+
+
+def decision(memory: Memory, move, names: dict[str, str]) -> dict:
+    """Who or what last decided about the memory, and when; as written, if nothing has since."""
+    action, by, at = (
+        ("written", memory.written_by, memory.created_at)
+        if move is None
+        else (move.action, move.actor, move.created_at)
+    )
+    return {"action": action, "by": by, "by_name": names.get(by), "at": _when(at)}
+
+
+def held(item: Held, names: dict[str, str]) -> dict:
+    memory = item.memory
+    erased = memory.deleted_at is not None  # only an as_of answer reaches one
+    return {
+        "id": memory.pk,
+        "version": memory.version,
+        "content": None if erased else memory.content,
+        "content_erased": erased,
+        "kind": memory.kind,
+        "subject": memory.subject,
+        "scope": scope(memory),
+        "status": item.status,
+        "standing": item.standing,
+        "valid_from": _when(memory.valid_from),
+        "valid_until": _when(memory.valid_until),
+        "latest_decision": decision(memory, item.decision, names),
+    }
+
+
+def change(row: MemoryChange, names: dict[str, str]) -> dict:
+    """A change in the feed. A memory forgotten or erased since is a tombstone wherever it appears:
+    its id, subject and scope, never its content."""
+    memory, move = row.memory, row.transition
+    tombstone = memory.deleted_at is not None
+    out = {
+        "seq": row.seq,
+        "kind": row.kind,
+        "at": _when(row.created_at),
+        "memory_id": memory.pk,
+        "version": memory.version,
+        "subject": memory.subject,
+        "memory_kind": memory.kind,
+        "scope": scope(memory),
+        "tombstone": tombstone,
+        "content": None if tombstone else memory.content,
+        "valid_from": _when(memory.valid_from),
+        "valid_until": _when(memory.valid_until),
+    }
+    if move is None:  # as written: active
+        out.update({"from_status": None, "status": "active", "by": memory.written_by, "reason": None})
+    else:
+        out.update({"from_status": move.from_status, "status": move.to_status, "by": move.actor})
+        out["reason"] = move.reason
+        if move.to_status == "superseded":
+            out["superseded_by"] = memory.superseded_by_id
+    out["by_name"] = names.get(out["by"])
+    return out
+
+
+def actors(items) -> set[str]:
+    """The actor strings a page of memories in force or of changes names."""
+    found = set()
+    for item in items:
+        move = item.decision if isinstance(item, Held) else item.transition
+        found.add(move.actor if move is not None else item.memory.written_by)
+    return found
