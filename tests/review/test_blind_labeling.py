@@ -45,7 +45,7 @@ LABELER_SEES = {
     "review-team": 403, "rule-new": 405, "rule-remove": 405, "review-target": 405,
     "promotion-list": 403, "disagreements": 403, "promotion-detail": 200, "promotion-decide": 405,
     "audit-trail": 403, "audit-verify": 405, "audit-export-csv": 403, "audit-export-jsonl": 403,
-    "memory-lineage": 403,
+    "memory-lineage": 403, "memory-responses-export": 403,
     "erasure-list": 403, "erasure-request": 405, "request-confirm": 405, "request-cancel": 405,
     "token-list": 403, "token-new": 405, "token-revoke": 405,
     "member-list": 403, "member-rule": 405, "member-change": 405,
