@@ -29,13 +29,6 @@ IN_FORCE, UNDER_REVIEW = "in_force", "under_review"
 MAX_PAGE = 500
 
 
-@dataclass(frozen=True)
-class Scope:
-    user_id: str | None = None
-    agent_id: str | None = None
-    thread_id: str | None = None
-
-
 @dataclass
 class Held:
     memory: Memory
@@ -55,15 +48,15 @@ def _moves(at: datetime | None):
 
 
 def page(
-    tenant: Tenant, scope: Scope, *, kind: str | None = None, at: datetime | None = None, after: int = 0,
-    limit: int = 100,
+    tenant: Tenant, *, user_id: str | None = None, agent_id: str | None = None, thread_id: str | None = None,
+    kind: str | None = None, at: datetime | None = None, after: int = 0, limit: int = 100,
 ) -> tuple[list[Held], int | None]:  # fmt: skip
-    """One page of what is in force for `scope` (at `at`, or now), in id order after `after`, and
-    the id to ask for the next page after (None at the end). Three queries, whatever the size."""
+    """One page of what is in force for the scope (at `at`, or now), in id order after `after`,
+    and the id to ask for the next page after (None at the end). Three queries, whatever the size."""
     now = at or timezone.now()
     rows = (
         Memory.objects.for_tenant(tenant)
-        .for_scope(user_id=scope.user_id, agent_id=scope.agent_id, thread_id=scope.thread_id)
+        .for_scope(user_id=user_id, agent_id=agent_id, thread_id=thread_id)
         .filter(valid_from__lte=now)
         .filter(Q(valid_until__isnull=True) | Q(valid_until__gt=now))
         .filter(pk__gt=after)

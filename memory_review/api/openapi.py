@@ -16,11 +16,11 @@ _ERRORS = {
 
 def _get(summary: str, query: type, *, extra: dict | None = None) -> dict:
     """A read whose query parameters are the fields of `query` (the model the view validates with)."""
+    properties = query.model_json_schema()["properties"]
     parameters = [_TENANT]
     for name, info in query.model_fields.items():
-        field_schema = query.model_json_schema()["properties"][name]
         parameters.append(
-            {"name": name, "in": "query", "required": info.is_required(), "schema": field_schema,
+            {"name": name, "in": "query", "required": info.is_required(), "schema": properties[name],
              "description": info.description or ""}
         )  # fmt: skip
     return {
@@ -52,7 +52,7 @@ def schema() -> dict:
         [
             (m, "validation")
             for m in (schemas.EventIn, schemas.MemoryIn, schemas.CandidateIn, schemas.ReceiptsIn)
-        ],  # noqa: E501
+        ],
         ref_template="#/components/schemas/{model}",
     )
     return {

@@ -7,6 +7,7 @@ from typing import Annotated
 from django.conf import settings
 from pydantic import AfterValidator, AwareDatetime, BaseModel, ConfigDict, Field, StringConstraints
 
+from memory_review.agents import feed, inforce, receipts
 from memory_review.memories.models import Memory, SourceEvent
 from memory_review.params import column_range
 from memory_review.textlimits import too_long
@@ -101,11 +102,11 @@ class ResponseIn(Strict):
     response_id: ScopeId = Field(description="The agent's own id for the response.")
     used_at: When = Field(description="When the response was given, with a time zone.")
     scope: Scope = Field(default_factory=Scope, description="Whom it answered, in which thread.")
-    memories: list[UsedMemory] = Field(min_length=1, max_length=100)
+    memories: list[UsedMemory] = Field(min_length=1, max_length=receipts.MAX_MEMORIES)
 
 
 class ReceiptsIn(Strict):
-    responses: list[ResponseIn] = Field(min_length=1, max_length=500)
+    responses: list[ResponseIn] = Field(min_length=1, max_length=receipts.MAX_RESPONSES)
 
 
 class EventIn(Strict):
@@ -119,7 +120,7 @@ class EventIn(Strict):
     )
     receipts: list[ResponseIn] = Field(
         default_factory=list,
-        max_length=500,
+        max_length=receipts.MAX_RESPONSES,
         description="Receipts for responses since the last call, recorded with the event.",
     )
 
@@ -153,7 +154,8 @@ class Query(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-Limit = Annotated[int, Field(ge=1, le=500, description="At most this many in a page (1 to 500).")]
+def page_size(most: int):
+    return Annotated[int, Field(ge=1, le=most, description=f"At most this many in a page (1 to {most}).")]
 
 
 class InForceQuery(Query):
@@ -165,17 +167,17 @@ class InForceQuery(Query):
     after: Annotated[int, Field(ge=0, le=HIGHEST_ID)] = Field(
         default=0, description="The `next_after` of the page before (keyset paging)."
     )
-    limit: Limit = 100
+    limit: page_size(inforce.MAX_PAGE) = 100
 
 
 class ChangesQuery(Query):
     after: Annotated[int, Field(ge=0, le=HIGHEST_ID)] = Field(
         description="The `cursor` of the last page you processed; 0 for the beginning."
     )
-    wait: Annotated[float, Field(ge=0, le=30)] = Field(
+    wait: Annotated[float, Field(ge=0, le=feed.MAX_WAIT_SECONDS)] = Field(
         default=0, description="Seconds to hold the request open until a change arrives (long poll)."
     )
-    limit: Limit = 100
+    limit: page_size(feed.MAX_PAGE) = 100
 
 
 def error_fields(exc) -> dict[str, str]:

@@ -2,7 +2,7 @@
 given as stored (`user:3`, `policy:v2`, `agent:support-bot`) and as a name to show."""
 
 from memory_review.agents.inforce import Held
-from memory_review.memories.models import Memory, MemoryChange
+from memory_review.memories.models import Memory, MemoryChange, MemoryStatus
 
 
 def _when(at) -> str | None:
@@ -62,11 +62,12 @@ def change(row: MemoryChange, names: dict[str, str]) -> dict:
         "valid_until": _when(memory.valid_until),
     }
     if move is None:  # as written: active
-        out.update({"from_status": None, "status": "active", "by": memory.written_by, "reason": None})
+        out.update({"from_status": None, "status": MemoryStatus.ACTIVE.value, "by": memory.written_by})
+        out["reason"] = None
     else:
         out.update({"from_status": move.from_status, "status": move.to_status, "by": move.actor})
         out["reason"] = move.reason
-        if move.to_status == "superseded":
+        if move.to_status == MemoryStatus.SUPERSEDED:
             out["superseded_by"] = memory.superseded_by_id
     out["by_name"] = names.get(out["by"])
     return out

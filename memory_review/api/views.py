@@ -179,15 +179,15 @@ def memories(request: HttpRequest, tenant):
 def in_force(request: HttpRequest, tenant):
     """What is in force for a scope (agents/inforce.py says what that means), a page at a time."""
     asked = query(request, schemas.InForceQuery)
-    scope = inforce.Scope(user_id=asked.user_id, agent_id=asked.agent_id, thread_id=asked.thread_id)
+    scope = asked.model_dump(include={"user_id", "agent_id", "thread_id"})
     found, next_after = inforce.page(
-        tenant, scope, kind=asked.kind, at=asked.as_of, after=asked.after, limit=asked.limit
+        tenant, **scope, kind=asked.kind, at=asked.as_of, after=asked.after, limit=asked.limit
     )
     names = actor_names(shapes.actors(found))
     return with_etag(
         request,
         {
-            "scope": vars(scope),
+            "scope": scope,
             "as_of": asked.as_of.isoformat() if asked.as_of else None,
             "memories": [shapes.held(item, names) for item in found],
             "next_after": next_after,

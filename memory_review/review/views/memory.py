@@ -82,14 +82,14 @@ def memory_detail(request: HttpRequest, membership, pk: int) -> HttpResponse:
         as_of=at,
         as_of_problem=as_of_problem,
         dependents=reassessment.dependents(memory) if reassessment.worth_reassessing(memory) else [],
-        usage=receipt_log.usage(memory, since=wrong_since),
-        used=receipt_log.recent(memory),
+        usage=(usage := receipt_log.usage(memory, since=wrong_since)),
+        used=receipt_log.recent(memory) if usage.responses else [],
         wrong_since=wrong_since,
         since_problem=since_problem,
         **_state(request, membership, memory),
     )
     partial = request.GET.get("part") if request.htmx else None
-    if partial in ("verdicts", "graph", "asof", "usage"):
+    if partial in ("verdicts", "graph", "asof"):
         return page(request, membership, f"{DETAIL}#{partial}", **context)
     bad = as_of_problem or since_problem
     return page(request, membership, DETAIL, status=400 if bad else 200, **context)
@@ -102,7 +102,7 @@ def memory_responses_export(request: HttpRequest, membership, pk: int) -> HttpRe
     lead can follow up with the customers."""
     require_lead(membership)
     memory = get_memory_for(membership, pk)
-    since = params.moment(request.GET, "wrong_since") or receipt_log.usage(memory).wrong_since
+    since = params.moment(request.GET, "wrong_since") or receipt_log.wrong_from(memory)[0]
     if since is None:
         raise params.BadParameter("wrong_since", "is needed: this memory still stands, so say from when")
     name = f"responses-{membership.tenant.slug}-memory-{memory.pk}.csv"
