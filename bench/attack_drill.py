@@ -55,11 +55,13 @@ TENANTS = ("acme", "globex")
 # Bookkeeping a refused request may write without harm: sessions, login attempts, admin log.
 UNWATCHED = ("django_session", "axes_", "django_admin_log")
 UNWATCHED_COLUMNS = {"tenancy_apitoken": {"last_used_at"}}  # touched by any authenticated API call
+SECOND_IDS = {"<int:delivery>": "delivery"}  # a route's other ids, and the object each names
 KIND_BY_ROUTE = (  # which object a route's <int:pk> names, by the route's shape
     ("rules/", "rule"),
     ("promotions/", "candidate"),
     ("requests/", "request"),
     ("tokens/", "token"),
+    ("webhooks/", "webhook"),
     ("assessments/", "assessment"),
     ("memories/", "memory"),
 )
@@ -181,6 +183,8 @@ def _proposal(tenant) -> int | None:
 def prepare() -> Ground:
     from django.contrib.auth import get_user_model
 
+    from memory_review.agents import feed, webhooks
+    from memory_review.agents.models import WebhookEndpoint
     from memory_review.assessments.models import Assessment, PromotionCandidate
     from memory_review.memories.models import DualControl, Memory
     from memory_review.memories.services import event_record, memory_write
@@ -209,6 +213,17 @@ def prepare() -> Ground:
                 written_by="agent:drill",
             )
             canaries[slug] = canary
+            # An endpoint that heard the canary's creation (made as the page would, but for the
+            # address check: the drill never sends it anything).
+            hook = WebhookEndpoint.objects.create(
+                tenant=tenant,
+                url=f"https://hooks.example/{canary}",
+                secret=webhooks.new_secret(),
+                created_by="system:attack-drill",
+                cursor=feed.head(tenant) - 1,
+            )
+            webhooks.fan_out(tenant.pk, send=False)
+            delivery = hook.deliveries.values_list("pk", flat=True).first()
             memory = Memory.objects.for_tenant(tenant).filter(status="needs_review").order_by("pk").first()
             memory = memory or Memory.objects.for_tenant(tenant).order_by("pk").first()
             found = {
@@ -232,6 +247,8 @@ def prepare() -> Ground:
                 "event": event.pk,
                 "proposal": _proposal(tenant),
                 "rule": _rule(tenant),
+                "webhook": hook.pk,
+                "delivery": delivery,
             }
             objects[slug] = {kind: pk for kind, pk in found.items() if pk}
             tokens[slug] = [token_create(tenant=tenant, name=f"drill-{mark}-{n}")[1] for n in range(8)]
@@ -272,6 +289,12 @@ def fill(route: str, ground: Ground, slug: str, objects_of: str, *, kinds=KIND_B
         if pk is None:
             return None
         path = path.replace("<int:pk>", str(pk))
+    for name, kind in SECOND_IDS.items():
+        if name in path:
+            pk = ground.objects[objects_of].get(kind)
+            if pk is None:
+                return None
+            path = path.replace(name, str(pk))
     return None if "<" in path else "/" + path
 
 

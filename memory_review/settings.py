@@ -358,6 +358,25 @@ AUDIT_CHECKPOINT_DIR = os.environ.get("AUDIT_CHECKPOINT_DIR") or str(VAR_DIR / "
 AUDIT_CHECKPOINT_MINUTES = env_int("AUDIT_CHECKPOINT_MINUTES", 10)
 # The hard-TTL sweep: memories past valid_until expire within this many seconds, event or not.
 TTL_SWEEP_SECONDS = env_float("TTL_SWEEP_SECONDS", 30.0)
+# Webhooks (agents/webhooks.py). A delivery is posted when its change commits; a failed one is
+# tried again after each of these delays in turn (seconds: the last try lands just under 24 h
+# after the first), then given up. The sweep, every WEBHOOK_SWEEP_SECONDS, sends what is due.
+WEBHOOK_RETRY_SECONDS = [
+    float(delay)
+    for delay in env_list("WEBHOOK_RETRY_SECONDS", "5,30,120,600,1800,3600,7200,14400,28800,28800")
+]
+WEBHOOK_TIMEOUT_S = env_float("WEBHOOK_TIMEOUT_S", 10.0)
+WEBHOOK_SWEEP_SECONDS = env_float("WEBHOOK_SWEEP_SECONDS", 5.0)
+# A first try not started this long after its change is taken as lost (a broker restart, a worker
+# killed holding it) and queued again by the sweep; the lease keeps two workers off one delivery.
+WEBHOOK_LOST_AFTER_SECONDS = env_float("WEBHOOK_LOST_AFTER_SECONDS", 60.0)
+# An endpoint is disabled (and its admins told) once this many tries in a row failed over at
+# least this many hours; an admin enables it again and what waited is sent.
+WEBHOOK_DISABLE_AFTER_FAILURES = env_int("WEBHOOK_DISABLE_AFTER_FAILURES", 10)
+WEBHOOK_DISABLE_AFTER_HOURS = env_float("WEBHOOK_DISABLE_AFTER_HOURS", 12.0)
+# Targets on loopback, link-local, private or reserved addresses are refused (a webhook must not
+# reach into this network) unless inside one of these networks, e.g. "127.0.0.0/8,10.1.2.0/24".
+WEBHOOK_ALLOW_NETWORKS = env_list("WEBHOOK_ALLOW_NETWORKS")
 CELERY_BEAT_SCHEDULE = {
     "audit-checkpoints": {
         "task": "memory_review.audit.tasks.checkpoint_all",
@@ -372,6 +391,11 @@ CELERY_BEAT_SCHEDULE = {
         "task": "memory_review.memories.tasks.expire_past_ttl",
         "schedule": TTL_SWEEP_SECONDS,
         "options": {"expires": TTL_SWEEP_SECONDS},
+    },
+    "webhook-sweep": {
+        "task": "memory_review.agents.tasks.sweep_webhooks",
+        "schedule": WEBHOOK_SWEEP_SECONDS,
+        "options": {"expires": WEBHOOK_SWEEP_SECONDS},
     },
 }
 

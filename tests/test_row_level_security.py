@@ -31,6 +31,9 @@ RLS_WITH_THEIR_TABLE = {
     "workflow_reviewtarget",
     "memories_memorychange",
     "agents_receipt",
+    "agents_webhookendpoint",
+    "agents_webhookdelivery",
+    "agents_webhookattempt",
 }
 
 

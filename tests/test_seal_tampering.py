@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 import pytest
 from django.utils import timezone
 
-from memory_review.agents import receipts
+from memory_review.agents import receipts, webhooks
 from memory_review.assessments.models import PromotionCandidate
 from memory_review.audit import seals, verification
 from memory_review.audit.models import Seal
@@ -52,6 +52,7 @@ CASES = {
     "replay_set": Case(edit=("name", "renamed")),
     "verification": Case(edit=("intact", False)),
     "receipt": Case(edit=("response_id", "never-happened")),
+    "webhook_endpoint": Case(edit=("url", "https://collector.example/all-of-it"), copy={"secret": "whsec_x"}),
 }
 
 
@@ -61,7 +62,7 @@ def test_the_battery_covers_every_sealed_kind():
 
 
 @pytest.fixture
-def world(acme, lead, policy):
+def world(acme, lead, policy, settings):
     """One row, at least, of every sealed kind in acme, each written by the application."""
     admin = make_user("acme-admin", acme, Role.ADMIN)
     labeler = make_user("acme-labeler", acme, Role.LABELER)
@@ -82,6 +83,8 @@ def world(acme, lead, policy):
     receipts.record(
         acme, [receipts.Used("resp-1", timezone.now(), ((first.pk, first.version),), user_id="u-1")]
     )
+    settings.WEBHOOK_ALLOW_NETWORKS = ["127.0.0.0/8"]
+    webhooks.endpoint_create(acme, url="http://127.0.0.1:9/hooks", kinds=["forgotten"], by=f"user:{admin.pk}")
     request_forget(memory=first, reason="asked to", seen_version=first.row_version, by=lead)
     erase_subject(tenant=acme, user_id="u-dana", reason="GDPR request", requested_by=f"user:{admin.pk}")
     verification.verify_and_record(acme, by="system:test")

@@ -2,7 +2,16 @@ from django.apps import AppConfig
 
 
 class AgentsConfig(AppConfig):
-    """What agents read and report: what is in force for a scope, the change feed, receipts."""
+    """What agents read, hear and report: what is in force for a scope, the change feed, webhooks
+    and receipts."""
 
     name = "memory_review.agents"
     label = "agents"
+
+    def ready(self):
+        from memory_review.memories.changes import change_recorded
+
+        from . import tasks  # noqa: F401 (web processes queue them by name: registered here too)
+        from .webhooks import on_change
+
+        change_recorded.connect(on_change, dispatch_uid="agents.webhooks.on_change")

@@ -1,9 +1,10 @@
-"""What agents report back: which memories each response used (issue 16, item 4)."""
+"""What agents report back (which memories each response used) and where their changes are posted
+(webhooks, their deliveries and each attempt): issue 16."""
 
 from django.db import models
 
-from memory_review.memories.models import Memory
-from memory_review.tenancy.models import SealedTenantOwned
+from memory_review.memories.models import Memory, MemoryChange
+from memory_review.tenancy.models import SealedTenantOwned, TenantOwned
 
 
 class Receipt(SealedTenantOwned):
@@ -33,3 +34,99 @@ class Receipt(SealedTenantOwned):
 
     def __str__(self) -> str:
         return f"receipt {self.pk}: memory {self.memory_id} in response {self.response_id}"
+
+
+class WebhookEndpoint(SealedTenantOwned):
+    """Where a tenant's changes are posted (agents/webhooks.py): a URL, the kinds of change it
+    wants (blank: every kind) and the secret its deliveries are signed with (Standard Webhooks).
+    Sealed like every setting a decision's reach rests on: an endpoint added, pointed elsewhere or
+    given another secret around the application is reported. Removed and disabled endpoints are
+    kept, with who did it and when."""
+
+    seal_kind = "webhook_endpoint"
+    seal_fields = (
+        "url", "kinds", "description", "secret", "created_by", "created_at", "disabled_at", "disabled_by",
+        "removed_at", "removed_by",
+    )  # fmt: skip
+
+    url = models.CharField(max_length=500)
+    kinds = models.CharField(max_length=200, blank=True, help_text="Comma-separated; blank: every kind.")
+    description = models.CharField(max_length=120, blank=True)
+    # Kept as given to the tenant (signing needs it); shown once, never on a page or in the API.
+    secret = models.CharField(max_length=80)
+    created_by = models.CharField(max_length=120)
+    created_at = models.DateTimeField(auto_now_add=True)
+    # The feed position fanned out into deliveries so far (every change up to it has its row).
+    cursor = models.BigIntegerField(default=0)
+    disabled_at = models.DateTimeField(null=True, blank=True)
+    disabled_by = models.CharField(max_length=120, null=True, blank=True)
+    disabled_reason = models.CharField(max_length=300, blank=True)
+    removed_at = models.DateTimeField(null=True, blank=True)
+    removed_by = models.CharField(max_length=120, null=True, blank=True)
+    # Failed attempts in a row, and since when (both cleared by a success).
+    failure_streak = models.PositiveIntegerField(default=0)
+    failing_since = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"webhook {self.pk}: {self.url}"
+
+    @property
+    def kind_list(self) -> list[str]:
+        return [kind for kind in self.kinds.split(",") if kind]
+
+    @property
+    def state(self) -> str:
+        if self.removed_at:
+            return "removed"
+        return "disabled" if self.disabled_at else "enabled"
+
+
+class WebhookDelivery(TenantOwned):
+    """One change for one endpoint: its message id (the `webhook-id` every attempt carries, so a
+    receiver can drop a repeat), where it stands, and when it is tried next."""
+
+    class State(models.TextChoices):
+        PENDING = "pending", "Waiting"
+        DELIVERED = "delivered", "Delivered"
+        FAILED = "failed", "Gave up"
+
+    endpoint = models.ForeignKey(WebhookEndpoint, on_delete=models.PROTECT, related_name="deliveries")
+    change = models.ForeignKey(MemoryChange, on_delete=models.PROTECT, related_name="+")
+    msg_id = models.CharField(max_length=40, unique=True)
+    state = models.CharField(max_length=10, choices=State.choices, default=State.PENDING)
+    attempts = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+    next_attempt_at = models.DateTimeField()
+    # A worker holds a delivery while it sends it; one that died lets go when this passes.
+    leased_until = models.DateTimeField(null=True, blank=True)
+    delivered_at = models.DateTimeField(null=True, blank=True)
+    last_code = models.PositiveSmallIntegerField(null=True, blank=True)
+    last_error = models.CharField(max_length=300, blank=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["endpoint", "change"], name="delivery_once_ux")]
+        indexes = [
+            models.Index(fields=["state", "next_attempt_at"], name="delivery_due_ix"),
+            models.Index(fields=["endpoint", "-id"], name="delivery_log_ix"),
+        ]
+
+    def __str__(self) -> str:
+        return f"delivery {self.msg_id} of change {self.change_id} to endpoint {self.endpoint_id}"
+
+
+class WebhookAttempt(TenantOwned):
+    """One try at a delivery: when, the response code or the error, and how long it took. Written
+    when the try starts; one without an end is a worker that stopped mid-send."""
+
+    delivery = models.ForeignKey(WebhookDelivery, on_delete=models.PROTECT, related_name="tries")
+    number = models.PositiveIntegerField()
+    started_at = models.DateTimeField()
+    latency_ms = models.PositiveIntegerField(null=True, blank=True)
+    code = models.PositiveSmallIntegerField(null=True, blank=True)
+    error = models.CharField(max_length=300, blank=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["delivery", "number"], name="attempt_number_ux")]
+
+    def __str__(self) -> str:
+        return f"attempt {self.number} of delivery {self.delivery_id}"

@@ -14,10 +14,16 @@ _ERRORS = {
 }
 
 
-def _get(summary: str, query: type, *, extra: dict | None = None) -> dict:
+def _ids(*names: str) -> list[dict]:
+    return [_TENANT] + [
+        {"name": name, "in": "path", "required": True, "schema": {"type": "integer"}} for name in names
+    ]
+
+
+def _get(summary: str, query: type, *, extra: dict | None = None, ids: tuple[str, ...] = ()) -> dict:
     """A read whose query parameters are the fields of `query` (the model the view validates with)."""
     properties = query.model_json_schema()["properties"]
-    parameters = [_TENANT]
+    parameters = _ids(*ids)
     for name, info in query.model_fields.items():
         parameters.append(
             {"name": name, "in": "query", "required": info.is_required(), "schema": properties[name],
@@ -32,18 +38,18 @@ def _get(summary: str, query: type, *, extra: dict | None = None) -> dict:
     }
 
 
-def _post(summary: str, model: str, created: str) -> dict:
-    return {
-        "post": {
-            "summary": summary,
-            "parameters": [_TENANT],
-            "requestBody": {
-                "required": True,
-                "content": {"application/json": {"schema": {"$ref": f"#/components/schemas/{model}"}}},
-            },
-            "responses": {created: {"description": "Accepted."}, **_ERRORS},
-        }
+def _post(summary: str, model: str | None, created: str, *, method="post", ids: tuple[str, ...] = ()) -> dict:
+    operation = {
+        "summary": summary,
+        "parameters": _ids(*ids),
+        "responses": {created: {"description": "Accepted."}, **_ERRORS},
     }
+    if model is not None:
+        operation["requestBody"] = {
+            "required": True,
+            "content": {"application/json": {"schema": {"$ref": f"#/components/schemas/{model}"}}},
+        }
+    return {method: operation}
 
 
 @cache
@@ -51,7 +57,14 @@ def schema() -> dict:
     _, definitions = models_json_schema(
         [
             (m, "validation")
-            for m in (schemas.EventIn, schemas.MemoryIn, schemas.CandidateIn, schemas.ReceiptsIn)
+            for m in (
+                schemas.EventIn,
+                schemas.MemoryIn,
+                schemas.CandidateIn,
+                schemas.ReceiptsIn,
+                schemas.WebhookIn,
+                schemas.WebhookChange,
+            )
         ],
         ref_template="#/components/schemas/{model}",
     )
@@ -91,6 +104,39 @@ def schema() -> dict:
                 "A memory this tenant does not hold is a 404 and nothing is written.",
                 "ReceiptsIn",
                 "201",
+            ),
+            "/api/v1/t/{slug}/webhooks": {
+                **_get("The tenant's webhook endpoints (never their secrets).", schemas.Query),
+                **_post(
+                    "Register an endpoint: every change of the kinds named (empty: all) is POSTed to it, "
+                    "signed as Standard Webhooks says, retried for up to 24 h under one `webhook-id`. "
+                    "The answer holds its `secret`, shown this once. Loopback, private, link-local "
+                    "and reserved targets are refused.",
+                    "WebhookIn",
+                    "201",
+                ),
+            },
+            "/api/v1/t/{slug}/webhooks/{id}": {
+                **_get(
+                    "An endpoint and a page of its delivery log (newest first): each delivery's "
+                    "state and every try's response code and latency.",
+                    schemas.DeliveriesQuery,
+                    ids=("id",),
+                ),
+                **_post("Enable or disable it.", "WebhookChange", "200", method="patch", ids=("id",)),
+                **_post(
+                    "Remove it: nothing more is sent, what waited is given up, the log is kept.",
+                    None,
+                    "204",
+                    method="delete",
+                    ids=("id",),
+                ),
+            },
+            "/api/v1/t/{slug}/webhooks/{id}/deliveries/{delivery}/redeliver": _post(
+                "Send a delivered or given-up delivery again, under its webhook-id.",
+                None,
+                "202",
+                ids=("id", "delivery"),
             ),
             "/api/v1/t/{slug}/candidates": _post(
                 "Propose a memory for promotion (shadow mode: a reviewer decides).", "CandidateIn", "202"

@@ -7,7 +7,7 @@ from typing import Annotated
 from django.conf import settings
 from pydantic import AfterValidator, AwareDatetime, BaseModel, ConfigDict, Field, StringConstraints
 
-from memory_review.agents import feed, inforce, receipts
+from memory_review.agents import feed, inforce, receipts, webhooks
 from memory_review.memories.models import Memory, SourceEvent
 from memory_review.params import column_range
 from memory_review.textlimits import too_long
@@ -147,6 +147,21 @@ class CandidateIn(Strict):
     proposed_by: Author = "agent"
 
 
+ChangeKind = Annotated[str, one_of(list(webhooks.KINDS), "kind of change")]
+
+
+class WebhookIn(Strict):
+    url: short_text(500) = Field(description="Where to POST: https:// on the public internet.")
+    kinds: list[ChangeKind] = Field(
+        default_factory=list, max_length=len(webhooks.KINDS), description="The kinds of change; empty: all."
+    )
+    description: Annotated[str, AfterValidator(no_nul), at_most(120)] = ""
+
+
+class WebhookChange(Strict):
+    enabled: bool = Field(description="false: nothing is sent (what changes meanwhile waits); true: send.")
+
+
 class Query(BaseModel):
     """A GET's query string: values arrive as text, so types are coerced, but unknown names are
     refused (a misspelt `user_id` must not widen the answer to everyone)."""
@@ -178,6 +193,13 @@ class ChangesQuery(Query):
         default=0, description="Seconds to hold the request open until a change arrives (long poll)."
     )
     limit: page_size(feed.MAX_PAGE) = 100
+
+
+class DeliveriesQuery(Query):
+    before: Annotated[int, Field(ge=1, le=HIGHEST_ID)] | None = Field(
+        default=None, description="The `next_before` of the page before (newest first)."
+    )
+    limit: page_size(webhooks.LOG_PAGE) = 50
 
 
 def error_fields(exc) -> dict[str, str]:

@@ -16,8 +16,9 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from pydantic import BaseModel, ValidationError
 
 from memory_review import params
-from memory_review.agents import feed, inforce
+from memory_review.agents import feed, inforce, shapes, webhooks
 from memory_review.agents import receipts as receipt_log
+from memory_review.agents.models import WebhookDelivery
 from memory_review.assessments.invalidation import observe_event
 from memory_review.assessments.models import Assessment, NoActivePolicy
 from memory_review.assessments.promotion import candidate_propose
@@ -27,7 +28,7 @@ from memory_review.tenancy.db_context import set_tenant
 from memory_review.tenancy.names import actor_names
 from memory_review.tenancy.tokens import token_authenticate
 
-from . import intake, schemas, shapes, throttle
+from . import intake, schemas, throttle
 from .openapi import schema
 
 
@@ -242,6 +243,74 @@ def receipts(request: HttpRequest, tenant):
     body = parse(request, schemas.ReceiptsIn)
     written = receipt_log.record(tenant, _checked_receipts(tenant, body.responses, "responses"))
     return JsonResponse({"recorded": written}, status=201)
+
+
+def _by(request: HttpRequest) -> str:
+    return f"agent:{request.api_token.name}"
+
+
+def _refused(exc: webhooks.EndpointRefused) -> BadInput:
+    return BadInput({exc.field: exc.problem})
+
+
+@require_http_methods(["GET", "POST"])
+@api_view
+def webhook_list(request: HttpRequest, tenant):
+    """The tenant's webhook endpoints; POST registers one (its secret is in this answer only)."""
+    if request.method == "GET":
+        return JsonResponse({"webhooks": [shapes.endpoint(row) for row in webhooks.endpoints(tenant)]})
+    body = parse(request, schemas.WebhookIn)
+    try:
+        endpoint, secret = webhooks.endpoint_create(
+            tenant, url=body.url, kinds=body.kinds, description=body.description, by=_by(request)
+        )
+    except webhooks.EndpointRefused as exc:
+        raise _refused(exc) from exc
+    return JsonResponse(shapes.endpoint(endpoint, secret=secret), status=201)
+
+
+@require_http_methods(["GET", "PATCH", "DELETE"])
+@api_view
+def webhook_detail(request: HttpRequest, tenant, pk: int):
+    """One endpoint and a page of its delivery log; PATCH enables or disables it; DELETE removes
+    it (kept, with its log; nothing more is sent)."""
+    endpoint = get_object_or_404(webhooks.endpoints(tenant), pk=pk)
+    if request.method == "DELETE":
+        webhooks.endpoint_remove(endpoint, by=_by(request))
+        return HttpResponse(status=204)
+    if request.method == "PATCH":
+        body = parse(request, schemas.WebhookChange)
+        try:
+            if body.enabled:
+                webhooks.endpoint_enable(endpoint, by=_by(request))
+            else:
+                webhooks.endpoint_disable(endpoint, by=_by(request), reason="disabled through the API")
+        except webhooks.EndpointRefused as exc:
+            raise _refused(exc) from exc
+        endpoint = webhooks.endpoints(tenant).get(pk=pk)
+    asked = query(request, schemas.DeliveriesQuery) if request.method == "GET" else schemas.DeliveriesQuery()
+    rows, next_before = webhooks.log(endpoint, before=asked.before, limit=asked.limit)
+    return JsonResponse(
+        {
+            **shapes.endpoint(endpoint),
+            "deliveries": [shapes.delivery(row) for row in rows],
+            "next_before": next_before,
+        }
+    )
+
+
+@require_POST
+@api_view
+def webhook_redeliver(request: HttpRequest, tenant, pk: int, delivery: int):
+    """Send one delivery again, under its webhook-id."""
+    row = get_object_or_404(
+        WebhookDelivery.objects.for_tenant(tenant).select_related("endpoint"), pk=delivery, endpoint_id=pk
+    )
+    try:
+        webhooks.redeliver(row, by=_by(request))
+    except webhooks.EndpointRefused as exc:
+        raise _refused(exc) from exc
+    return JsonResponse({"id": row.pk, "webhook_id": row.msg_id, "state": "pending"}, status=202)
 
 
 @require_POST

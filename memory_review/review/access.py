@@ -47,9 +47,11 @@ def require_labeler(membership: Membership) -> None:
         raise PermissionDenied("labeling is for calibration labelers, reviewers, leads and admins")
 
 
-def require_admin(membership: Membership) -> None:
-    if not membership.can_adopt:
-        raise PermissionDenied("only an admin adopts a policy; a support lead proposes one")
+def require_admin(
+    membership: Membership, why: str = "only an admin adopts a policy; a support lead proposes one"
+) -> None:
+    if membership.role != Role.ADMIN:
+        raise PermissionDenied(why)
 
 
 def works_blind(membership: Membership) -> bool:

@@ -16,6 +16,7 @@ from .views import (
     reassessment,
     team,
     tokens,
+    webhooks,
 )
 
 urlpatterns = [
@@ -74,6 +75,16 @@ urlpatterns = [
     path("t/<slug:slug>/tokens/", tokens.token_list, name="token-list"),
     path("t/<slug:slug>/tokens/new/", tokens.token_new, name="token-new"),
     path("t/<slug:slug>/tokens/<int:pk>/revoke/", tokens.token_revoke_view, name="token-revoke"),
+    # Webhook endpoints and their delivery logs
+    path("t/<slug:slug>/webhooks/", webhooks.webhook_list, name="webhook-list"),
+    path("t/<slug:slug>/webhooks/new/", webhooks.webhook_new, name="webhook-new"),
+    path("t/<slug:slug>/webhooks/<int:pk>/", webhooks.webhook_detail, name="webhook-detail"),
+    path("t/<slug:slug>/webhooks/<int:pk>/state/", webhooks.webhook_state, name="webhook-state"),
+    path(
+        "t/<slug:slug>/webhooks/<int:pk>/deliveries/<int:delivery>/redeliver/",
+        webhooks.webhook_redeliver,
+        name="webhook-redeliver",
+    ),
     # Assessments
     path("t/<slug:slug>/assessments/", assessments.assessment_list, name="assessment-list"),
     path("t/<slug:slug>/assessments/<int:pk>/", assessments.assessment_detail, name="assessment-detail"),

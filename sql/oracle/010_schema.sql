@@ -630,6 +630,8 @@ CREATE INDEX "MEMORIES_M_TRANSITION_19D0CBAE" ON "MEMORIES_MEMORYCHANGE" ("TRANS
 
 -- audit.0008_receipts_sealed
 
+-- audit.0009_webhooks_sealed
+
 -- review.0003_claims_move_to_workflow
 --
 -- Custom state/database change combination

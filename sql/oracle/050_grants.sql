@@ -23,6 +23,18 @@ GRANT SELECT, INSERT ON AGENTS_RECEIPT TO MEMORY_APP
 GRANT UPDATE (RESPONSE_ID, USER_ID, AGENT_ID, THREAD_ID, ERASED_AT) ON AGENTS_RECEIPT TO MEMORY_APP
 /
 
+-- agents_webhookattempt: a try is written as it starts and completed when it ends
+GRANT SELECT, INSERT, UPDATE ON AGENTS_WEBHOOKATTEMPT TO MEMORY_APP
+/
+
+-- agents_webhookdelivery: a delivery's state moves; the row stays as the log
+GRANT SELECT, INSERT, UPDATE ON AGENTS_WEBHOOKDELIVERY TO MEMORY_APP
+/
+
+-- agents_webhookendpoint: endpoints are disabled or removed, never deleted
+GRANT SELECT, INSERT, UPDATE ON AGENTS_WEBHOOKENDPOINT TO MEMORY_APP
+/
+
 -- assessments_assessment: SELECT, INSERT, UPDATE
 GRANT SELECT, INSERT, UPDATE ON ASSESSMENTS_ASSESSMENT TO MEMORY_APP
 /

@@ -229,7 +229,11 @@ def test_the_openapi_schema_describes_the_endpoints_and_their_inputs(client):
 
     assert schema["openapi"].startswith("3.")
     served = {
-        "/api/v1/" + str(p.pattern).replace("<slug:slug>", "{slug}").replace("<int:pk>", "{id}")
+        "/api/v1/"
+        + str(p.pattern)
+        .replace("<slug:slug>", "{slug}")
+        .replace("<int:pk>", "{id}")
+        .replace("<int:delivery>", "{delivery}")
         for p in api_urls.urlpatterns
         if p.name != "api-openapi"
     }
@@ -239,6 +243,8 @@ def test_the_openapi_schema_describes_the_endpoints_and_their_inputs(client):
     assert feed["after"]["required"] and not feed["wait"]["required"]
     assert {"text", "source"} <= set(schema["components"]["schemas"]["EventIn"]["required"])
     assert "responses" in schema["components"]["schemas"]["ReceiptsIn"]["required"]
+    assert {"get", "patch", "delete"} == set(schema["paths"]["/api/v1/t/{slug}/webhooks/{id}"])
+    assert schema["components"]["schemas"]["WebhookIn"]["required"] == ["url"]
 
 
 def test_tokens_are_stored_hashed(acme):

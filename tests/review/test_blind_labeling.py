@@ -13,6 +13,8 @@ import pytest
 from django.test import Client
 from django.urls import URLResolver, get_resolver
 
+from memory_review.agents import webhooks
+from memory_review.agents.models import WebhookEndpoint
 from memory_review.assessments.models import PromotionCandidate, Verdict
 from memory_review.assessments.promotion import candidate_decide
 from memory_review.calibration import adoption, labeling
@@ -36,7 +38,8 @@ HTMX = {"HTTP_HX_REQUEST": "true"}
 LABELER_SEES = {
     "home": 302, "tenant-home": 200, "login": 200, "logout": 405, "healthz": 200, "readyz": 200,
     "metrics": 403, "api-openapi": 200, "api-events": 405, "api-memories": 401, "api-candidates": 405,
-    "api-assessment": 401, "api-changes": 401, "api-receipts": 405,
+    "api-assessment": 401, "api-changes": 401, "api-receipts": 405, "api-webhooks": 401, "api-webhook": 401,
+    "api-webhook-redeliver": 405,
     "review-queue": 403, "review-changes": 403, "memory-list": 403, "bulk-preview": 405, "bulk-apply": 405,
     "review-flow": 403, "flow-decide": 405, "flow-undo": 405,
     "memory-detail": 200, "memory-act": 405, "memory-rewrite": 405, "claim-take": 405,
@@ -48,6 +51,8 @@ LABELER_SEES = {
     "memory-lineage": 403, "memory-responses-export": 403,
     "erasure-list": 403, "erasure-request": 405, "request-confirm": 405, "request-cancel": 405,
     "token-list": 403, "token-new": 405, "token-revoke": 405,
+    "webhook-list": 403, "webhook-new": 405, "webhook-detail": 403, "webhook-state": 405,
+    "webhook-redeliver": 405,
     "member-list": 403, "member-rule": 405, "member-change": 405,
     "assessment-list": 403, "assessment-detail": 403, "assessment-retry": 405,
     "labels": 200, "label-record": 405, "label-skip": 405, "label-undo": 405, "label-agreement": 200,
@@ -119,7 +124,12 @@ def world(acme, policy, labeler, lead):
             acme, lead, thresholds=labeling.active_policy(acme)[1], mode="shadow", reason="try", evidence={}
         ),
         "rules": assignment.rule_create(tenant=acme, to=lead, by=lead, subject="delivery"),
+        "webhooks": WebhookEndpoint.objects.create(
+            tenant=acme, url="https://hooks.example/in", secret=webhooks.new_secret(), created_by="user:1"
+        ),
     }  # fmt: skip
+    webhooks.fan_out(acme.pk, send=False)
+    fills["deliveries"] = fills["webhooks"].deliveries.order_by("pk").first()
     return {"other": other, "memory": memory, "verdict": hidden, "candidate": proposed, "fills": fills}
 
 
@@ -166,6 +176,8 @@ def pages(world, tenant):
             segment = path.split("<int:pk>")[0].rstrip("/").rsplit("/", 1)[-1]
             assert segment in pk_of, f"teach the walk which object fills {route}"
             path = path.replace("<int:pk>", str(pk_of[segment].pk))
+        if "<int:delivery>" in path:
+            path = path.replace("<int:delivery>", str(pk_of["deliveries"].pk))
         assert "<" not in path, f"teach the walk how to fill {route}"
         yield name, "/" + path
 

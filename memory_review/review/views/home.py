@@ -5,11 +5,13 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET
 
+from memory_review.agents import webhooks
 from memory_review.audit.models import Transition
 from memory_review.compliance import dual_control
 from memory_review.memories import selectors
 from memory_review.memories.models import Memory
 from memory_review.tenancy.access import tenants_for
+from memory_review.tenancy.models import Role
 from memory_review.tenancy.names import actor_names
 from memory_review.workflow import assignment
 from memory_review.workflow.models import Claim
@@ -69,4 +71,7 @@ def tenant_home(request: HttpRequest, membership) -> HttpResponse:
         assigned_to_me=assignment.assigned_to(queue, request.user, tenant.pk).count(),
         past_target=assignment.past_target(tenant),
         target_hours=assignment.target_hours(tenant.pk),
+        disabled_webhooks=list(webhooks.disabled_notices(tenant)[:5])
+        if membership.role == Role.ADMIN
+        else [],
     )

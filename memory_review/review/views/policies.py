@@ -152,7 +152,7 @@ def policy_list(request: HttpRequest, membership) -> HttpResponse:
 @require_POST
 @tenant_view
 def policy_adopt(request: HttpRequest, membership, pk: int) -> HttpResponse:
-    require_admin(membership)
+    require_admin(membership, "only an admin adopts a policy; a support lead proposes one")
     try:
         version = adoption.adopt(membership.tenant, request.user, pk, note=request.POST.get("note", ""))
     except adoption.AdoptionError as error:
@@ -165,7 +165,7 @@ def policy_adopt(request: HttpRequest, membership, pk: int) -> HttpResponse:
 @require_POST
 @tenant_view
 def policy_decline(request: HttpRequest, membership, pk: int) -> HttpResponse:
-    require_admin(membership)
+    require_admin(membership, "only an admin adopts a policy; a support lead proposes one")
     try:
         adoption.decline(membership.tenant, request.user, pk, note=request.POST.get("note", ""))
     except adoption.AdoptionError as error:

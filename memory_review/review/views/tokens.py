@@ -3,16 +3,16 @@ a new one is shown once; a revoked or expired one is a 401 at once."""
 
 from django import forms
 from django.contrib import messages
-from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect
 from django.views.decorators.http import require_GET, require_POST
 
 from memory_review import textlimits
 from memory_review.lifecycle import Actor
-from memory_review.tenancy.models import ApiToken, Role
+from memory_review.tenancy.models import ApiToken
 from memory_review.tenancy.tokens import token_create, token_revoke
 
+from ..access import require_admin
 from .base import page, tenant_view
 
 
@@ -23,11 +23,6 @@ class TokenForm(forms.Form):
     )
 
 
-def _admin(membership) -> None:
-    if membership.role != Role.ADMIN:
-        raise PermissionDenied("API tokens are managed by tenant admins")
-
-
 def _tokens_page(request: HttpRequest, membership, form: TokenForm, *, status: int = 200, new=None):
     tokens = ApiToken.objects.filter(tenant=membership.tenant).order_by("-created_at")
     return page(request, membership, "review/tokens.html", status=status, tokens=tokens, form=form, new=new)
@@ -36,14 +31,14 @@ def _tokens_page(request: HttpRequest, membership, form: TokenForm, *, status: i
 @require_GET
 @tenant_view
 def token_list(request: HttpRequest, membership) -> HttpResponse:
-    _admin(membership)
+    require_admin(membership, "API tokens are managed by tenant admins")
     return _tokens_page(request, membership, TokenForm())
 
 
 @require_POST
 @tenant_view
 def token_new(request: HttpRequest, membership) -> HttpResponse:
-    _admin(membership)
+    require_admin(membership, "API tokens are managed by tenant admins")
     form = TokenForm(request.POST)
     if not form.is_valid():
         return _tokens_page(request, membership, form, status=400)
@@ -59,7 +54,7 @@ def token_new(request: HttpRequest, membership) -> HttpResponse:
 @require_POST
 @tenant_view
 def token_revoke_view(request: HttpRequest, membership, pk: int) -> HttpResponse:
-    _admin(membership)
+    require_admin(membership, "API tokens are managed by tenant admins")
     token = get_object_or_404(ApiToken.objects.filter(tenant=membership.tenant), pk=pk)
     token_revoke(token=token, by=str(Actor.user(request.user)))
     messages.success(request, f"Token {token.name} ({token.prefix}…) revoked: it is refused from now on.")

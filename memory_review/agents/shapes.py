@@ -1,8 +1,10 @@
-"""How the agents' reads look in JSON: a memory in force and a change in the feed. The actor is
-given as stored (`user:3`, `policy:v2`, `agent:support-bot`) and as a name to show."""
+"""How what agents read and hear looks in JSON: a memory in force, and a change in the feed or in
+a webhook. The actor is given as stored (`user:3`, `policy:v2`, `agent:support-bot`) and as a
+name to show."""
 
-from memory_review.agents.inforce import Held
 from memory_review.memories.models import Memory, MemoryChange, MemoryStatus
+
+from .inforce import Held
 
 
 def _when(at) -> str | None:
@@ -80,3 +82,50 @@ def actors(items) -> set[str]:
         move = item.decision if isinstance(item, Held) else item.transition
         found.add(move.actor if move is not None else item.memory.written_by)
     return found
+
+
+def endpoint(row, *, secret: str | None = None) -> dict:
+    """A webhook endpoint; its secret only in the answer that created it."""
+    out = {
+        "id": row.pk,
+        "url": row.url,
+        "kinds": row.kind_list or None,
+        "description": row.description,
+        "state": row.state,
+        "created_at": _when(row.created_at),
+        "created_by": row.created_by,
+        "disabled_at": _when(row.disabled_at),
+        "disabled_reason": row.disabled_reason or None,
+        "failures_in_a_row": row.failure_streak,
+    }
+    if hasattr(row, "waiting"):
+        out.update({"waiting": row.waiting, "given_up": row.given_up})
+    if secret is not None:
+        out["secret"] = secret
+    return out
+
+
+def delivery(row) -> dict:
+    """One delivery in an endpoint's log, with each try."""
+    return {
+        "id": row.pk,
+        "webhook_id": row.msg_id,
+        "change_seq": row.change.seq,
+        "kind": row.change.kind,
+        "memory_id": row.change.memory_id,
+        "state": row.state,
+        "attempts": row.attempts,
+        "next_attempt_at": _when(row.next_attempt_at) if row.state == "pending" else None,
+        "delivered_at": _when(row.delivered_at),
+        "tries": [
+            {
+                "number": t.number,
+                "at": _when(t.started_at),
+                "code": t.code,
+                "latency_ms": t.latency_ms,
+                "error": t.error or None,
+                "finished": t.latency_ms is not None,
+            }
+            for t in row.tries.all()
+        ],
+    }

@@ -1,0 +1,417 @@
+"""Webhooks (issue 16, item 3): every change to what is in force, posted to the endpoints a tenant
+registered, signed as the Standard Webhooks specification says, retried for up to 24 hours.
+
+The outbox is the change feed itself: memories/changes.py writes each change in the transaction
+that makes it, at a position that follows commit order. `fan_out` turns the changes past each
+endpoint's cursor into one delivery row per endpoint and change (the cursor moves in the same
+transaction, so no change is skipped and none gets two rows), and `send` posts one delivery.
+Every try of a delivery carries the same `webhook-id`, so a receiver that keeps the ids it has
+seen acts on each change once, even when a worker died after the receiver answered.
+
+Delivery is at least once and not in order (a retry overtakes nothing it waits for): the body
+carries the change's feed position (`data.seq`), and the feed (GET changes) is the order and
+the way to catch up."""
+
+import base64
+import json
+import logging
+import secrets
+import time
+from datetime import datetime, timedelta
+
+import httpx
+from celery import current_app
+from django.conf import settings
+from django.core.cache import cache
+from django.db import transaction
+from django.db.models import Count, F, Prefetch, Q
+from django.db.models.functions import Coalesce
+from django.utils import timezone
+from standardwebhooks import Webhook
+
+from memory_review.memories.models import MemoryChange
+from memory_review.tenancy.models import Tenant
+from memory_review.tenancy.names import actor_names
+
+from . import feed, shapes, targets
+from .models import WebhookAttempt, WebhookDelivery, WebhookEndpoint
+
+logger = logging.getLogger(__name__)
+
+KINDS = tuple(MemoryChange.Kind.values)
+State = WebhookDelivery.State
+FAN_OUT_BATCH = 1000
+LOG_PAGE = 200  # deliveries in a page of an endpoint's log
+SWEEP_LIMIT = 500  # deliveries a sweep hands to the workers per tenant
+SYSTEM = "system:webhooks"
+USER_AGENT = "memory-review-webhooks/1"
+FAN_OUT_TASK = "memory_review.agents.tasks.fan_out"
+DELIVER_TASK = "memory_review.agents.tasks.deliver"
+
+
+class EndpointRefused(ValueError):
+    """An endpoint cannot be registered or changed as asked; `field` names what is wrong."""
+
+    def __init__(self, field: str, problem: str):
+        super().__init__(f"{field}: {problem}")
+        self.field, self.problem = field, problem
+
+
+# -- endpoints -------------------------------------------------------------------------------
+
+
+def new_secret() -> str:
+    return "whsec_" + base64.b64encode(secrets.token_bytes(24)).decode()
+
+
+def clean_kinds(kinds) -> str:
+    unknown = sorted(set(kinds) - set(KINDS))
+    if unknown:
+        raise EndpointRefused("kinds", f"unknown kind {', '.join(unknown)}; the kinds are {', '.join(KINDS)}")
+    return ",".join(kind for kind in KINDS if kind in set(kinds))
+
+
+def endpoint_create(tenant: Tenant, *, url: str, kinds=(), description: str = "", by: str):
+    """The new endpoint and its secret (shown to the tenant once). It hears the changes made from
+    now on; what came before is in the feed."""
+    try:
+        targets.check(url)
+    except targets.TargetRefused as exc:
+        raise EndpointRefused("url", str(exc)) from exc
+    secret = new_secret()
+    endpoint = WebhookEndpoint.objects.create(
+        tenant=tenant,
+        url=url,
+        kinds=clean_kinds(kinds),
+        description=(description or "").strip()[:120],
+        secret=secret,
+        created_by=by,
+        cursor=feed.head(tenant),
+    )
+    return endpoint, secret
+
+
+def endpoint_disable(endpoint: WebhookEndpoint, *, by: str, reason: str) -> None:
+    """Nothing is sent to it until it is enabled; its changes keep their deliveries meanwhile."""
+    WebhookEndpoint.objects.filter(pk=endpoint.pk, disabled_at__isnull=True).update(
+        disabled_at=timezone.now(), disabled_by=by, disabled_reason=reason[:300]
+    )
+
+
+def endpoint_enable(endpoint: WebhookEndpoint, *, by: str) -> int:
+    """Enabled again, with a clean slate; what waited meanwhile is sent now. How many wait."""
+    if endpoint.removed_at is not None:
+        raise EndpointRefused("endpoint", "was removed: register it again")
+    with transaction.atomic():
+        WebhookEndpoint.objects.filter(pk=endpoint.pk).update(
+            disabled_at=None, disabled_by=None, disabled_reason="", failure_streak=0, failing_since=None
+        )
+        waiting = WebhookDelivery.objects.filter(endpoint=endpoint, state=State.PENDING)
+        waiting.update(next_attempt_at=timezone.now())
+        count = waiting.count()
+        tenant_id = endpoint.tenant_id
+        transaction.on_commit(lambda: _enqueue(FAN_OUT_TASK, tenant_id))
+    logger.info("webhook endpoint %s enabled by %s; %s deliveries waiting", endpoint.pk, by, count)
+    return count
+
+
+def endpoint_remove(endpoint: WebhookEndpoint, *, by: str) -> None:
+    """Kept, with its log; nothing more is sent to it, and what waited is given up."""
+    now = timezone.now()
+    with transaction.atomic():
+        WebhookEndpoint.objects.filter(pk=endpoint.pk, removed_at__isnull=True).update(
+            removed_at=now, removed_by=by
+        )
+        WebhookDelivery.objects.filter(endpoint=endpoint, state=State.PENDING).update(
+            state=State.FAILED, last_error="the endpoint was removed", leased_until=None
+        )
+
+
+def redeliver(delivery: WebhookDelivery, *, by: str) -> None:
+    """Send it again, under the same webhook-id (a receiver that saw it may drop it)."""
+    endpoint = delivery.endpoint
+    if endpoint.removed_at is not None:
+        raise EndpointRefused("endpoint", "was removed: nothing is sent to it")
+    if delivery.state == State.PENDING:
+        raise EndpointRefused("delivery", "is waiting to be sent already")
+    WebhookDelivery.objects.filter(pk=delivery.pk).update(
+        state=State.PENDING, next_attempt_at=timezone.now(), leased_until=None
+    )
+    logger.info("webhook delivery %s sent again by %s", delivery.msg_id, by)
+    if endpoint.disabled_at is None:
+        tenant_id, pk = delivery.tenant_id, delivery.pk
+        transaction.on_commit(lambda: _enqueue(DELIVER_TASK, tenant_id, pk))
+
+
+def endpoints(tenant: Tenant):
+    """The tenant's endpoints, newest first, each with how many deliveries wait and have failed."""
+    return (
+        WebhookEndpoint.objects.for_tenant(tenant)
+        .annotate(
+            waiting=Count("deliveries", filter=Q(deliveries__state=State.PENDING)),
+            given_up=Count("deliveries", filter=Q(deliveries__state=State.FAILED)),
+        )
+        .order_by("-pk")
+    )
+
+
+def log(endpoint: WebhookEndpoint, *, before: int | None = None, limit: int = 50):
+    """A page of the endpoint's deliveries, newest first, each with its tries; and the cursor of
+    the next page (None at the end)."""
+    rows = WebhookDelivery.objects.filter(endpoint=endpoint).select_related("change", "change__memory")
+    if before is not None:
+        rows = rows.filter(pk__lt=before)
+    page = list(
+        rows.prefetch_related(Prefetch("tries", WebhookAttempt.objects.order_by("number"))).order_by("-pk")[
+            : limit + 1
+        ]
+    )
+    return page[:limit], (page[limit - 1].pk if len(page) > limit else None)
+
+
+def disabled_notices(tenant: Tenant):
+    """The endpoints the failures disabled, for the admins' home page."""
+    return WebhookEndpoint.objects.for_tenant(tenant).filter(
+        disabled_at__isnull=False, disabled_by=SYSTEM, removed_at__isnull=True
+    )
+
+
+# -- the outbox ------------------------------------------------------------------------------
+
+
+def _enqueue(task: str, *args) -> None:
+    try:
+        current_app.tasks[task].apply_async(args=args)
+    except Exception:  # a broker that is down loses nothing: the sweep finds the rows
+        logger.warning("webhooks: could not queue %s%s; the sweep will", task, args, exc_info=True)
+
+
+def _nudge_key(tenant_id: int) -> str:
+    return f"webhooks:fan-out:{tenant_id}"
+
+
+def nudge(tenant_id: int) -> None:
+    """After a change commits: fan it out now. One task is queued for a burst of changes: the
+    flag is cleared when the task starts, before it reads, so a change that commits later queues
+    the next one."""
+    if cache.add(_nudge_key(tenant_id), 1, timeout=60):
+        _enqueue(FAN_OUT_TASK, tenant_id)
+
+
+def on_change(sender, change: MemoryChange, **kwargs) -> None:
+    """memories.changes.change_recorded's receiver (connected in apps.py)."""
+    tenant_id = change.tenant_id
+    transaction.on_commit(lambda: nudge(tenant_id))
+
+
+def fan_out(tenant_id: int, *, send: bool = True) -> list[int]:
+    """A delivery row for each endpoint and each change past its cursor (of the kinds it asked
+    for); the new deliveries are queued once they commit. Their ids, oldest change first."""
+    cache.delete(_nudge_key(tenant_id))
+    made: list[int] = []
+    while True:
+        with transaction.atomic():
+            endpoints = list(
+                WebhookEndpoint.objects.filter(tenant_id=tenant_id, removed_at__isnull=True)
+                .select_for_update()
+                .order_by("pk")
+            )
+            if not endpoints:
+                return made
+            low = min(endpoint.cursor for endpoint in endpoints)
+            changes = list(
+                MemoryChange.objects.filter(tenant_id=tenant_id, seq__gt=low)
+                .order_by("seq")
+                .values_list("pk", "seq", "kind")[:FAN_OUT_BATCH]
+            )
+            if not changes:
+                return made
+            now = timezone.now()
+            rows = []
+            for endpoint in endpoints:
+                wanted = set(endpoint.kind_list) or set(KINDS)
+                rows += [
+                    WebhookDelivery(
+                        tenant_id=tenant_id,
+                        endpoint=endpoint,
+                        change_id=pk,
+                        msg_id=f"msg_{secrets.token_hex(14)}",
+                        next_attempt_at=now,
+                    )
+                    for pk, seq, kind in changes
+                    if seq > endpoint.cursor and kind in wanted
+                ]
+                endpoint.cursor = max(endpoint.cursor, changes[-1][1])
+            WebhookDelivery.objects.bulk_create(rows, batch_size=500)
+            WebhookEndpoint.objects.bulk_update(endpoints, ["cursor"])
+            ids = list(
+                WebhookDelivery.objects.filter(msg_id__in=[row.msg_id for row in rows])
+                .order_by("change_id", "pk")
+                .values_list("pk", flat=True)
+            )
+            made += ids
+            if send:
+                transaction.on_commit(lambda ids=ids: [_enqueue(DELIVER_TASK, tenant_id, pk) for pk in ids])
+        if len(changes) < FAN_OUT_BATCH:
+            return made
+
+
+def due(tenant_id: int, now: datetime | None = None) -> list[int]:
+    """Deliveries the workers should try now: retries whose time came, and first tries whose
+    task was lost (a broker restart, a nudge that never ran)."""
+    now = now or timezone.now()
+    return list(
+        WebhookDelivery.objects.filter(
+            tenant_id=tenant_id,
+            state=State.PENDING,
+            next_attempt_at__lte=now,
+            endpoint__disabled_at__isnull=True,
+            endpoint__removed_at__isnull=True,
+        )
+        .filter(Q(leased_until__isnull=True) | Q(leased_until__lte=now))
+        .filter(
+            Q(attempts__gt=0)
+            | Q(created_at__lte=now - timedelta(seconds=settings.WEBHOOK_LOST_AFTER_SECONDS))
+            | Q(next_attempt_at__gt=F("created_at"))
+        )
+        .order_by("next_attempt_at", "pk")
+        .values_list("pk", flat=True)[:SWEEP_LIMIT]
+    )
+
+
+def sweep(tenant_id: int) -> int:
+    """Celery beat's job: fan out what a lost nudge left, and queue what is due. How many queued."""
+    fan_out(tenant_id)
+    ids = due(tenant_id)
+    for pk in ids:
+        _enqueue(DELIVER_TASK, tenant_id, pk)
+    return len(ids)
+
+
+# -- one delivery ----------------------------------------------------------------------------
+
+
+def payload(delivery: WebhookDelivery) -> str:
+    """The body: Standard Webhooks' envelope around the change as the feed gives it."""
+    change = delivery.change
+    data = shapes.change(change, actor_names(shapes.actors([change])))
+    body = {
+        "type": f"memory.{change.kind}",
+        "timestamp": change.created_at.isoformat(),
+        "tenant": delivery.tenant.slug,
+        "data": data,
+    }
+    return json.dumps(body, separators=(",", ":"))
+
+
+def headers(delivery: WebhookDelivery, body: str, at: datetime) -> dict[str, str]:
+    return {
+        "webhook-id": delivery.msg_id,
+        "webhook-timestamp": str(int(at.timestamp())),
+        "webhook-signature": Webhook(delivery.endpoint.secret).sign(delivery.msg_id, at, body),
+        "content-type": "application/json",
+        "user-agent": USER_AGENT,
+    }
+
+
+def _claim(tenant_id: int, pk: int, now: datetime) -> WebhookDelivery | None:
+    lease = timedelta(seconds=settings.WEBHOOK_TIMEOUT_S + 5)
+    with transaction.atomic():
+        claimed = (
+            WebhookDelivery.objects.filter(
+                pk=pk,
+                tenant_id=tenant_id,
+                state=State.PENDING,
+                next_attempt_at__lte=now,
+                endpoint__disabled_at__isnull=True,
+                endpoint__removed_at__isnull=True,
+            )
+            .filter(Q(leased_until__isnull=True) | Q(leased_until__lte=now))
+            .update(leased_until=now + lease, attempts=F("attempts") + 1)
+        )
+        if not claimed:
+            return None
+        delivery = WebhookDelivery.objects.select_related(
+            "tenant", "endpoint", "change__memory", "change__transition"
+        ).get(pk=pk)
+        delivery.attempt = WebhookAttempt.objects.create(
+            tenant_id=tenant_id, delivery=delivery, number=delivery.attempts, started_at=now
+        )
+    return delivery
+
+
+def post(target: targets.Target, body: str, sent_headers: dict[str, str]) -> int:
+    """POST to the checked address (the Host header and TLS name stay the URL's); the status code."""
+    request_headers = {**sent_headers, "host": target.host_header}
+    with httpx.Client(timeout=settings.WEBHOOK_TIMEOUT_S, follow_redirects=False, trust_env=False) as client:
+        request = client.build_request(
+            "POST",
+            target.pinned_url,
+            content=body.encode(),
+            headers=request_headers,
+            extensions={"sni_hostname": target.host},
+        )
+        response = client.send(request, stream=True)
+        response.close()  # the body is not read: the status is the answer
+        return response.status_code
+
+
+def send(tenant_id: int, pk: int) -> str:
+    """Try one delivery if it is due and no other worker holds it; what became of it."""
+    now = timezone.now()
+    delivery = _claim(tenant_id, pk, now)
+    if delivery is None:
+        return "not due"
+    body = payload(delivery)
+    started = time.monotonic()
+    code, error = None, ""
+    try:
+        code = post(targets.check(delivery.endpoint.url), body, headers(delivery, body, now))
+        if not 200 <= code < 300:
+            error = f"answered {code}"
+    except targets.TargetRefused as exc:
+        error = f"refused: the URL {exc}"
+    except httpx.HTTPError as exc:
+        error = f"{type(exc).__name__}: {exc}"[:300] or type(exc).__name__
+    latency = round((time.monotonic() - started) * 1000)
+    return _record(delivery, code=code, error=error, latency_ms=latency)
+
+
+def _record(delivery: WebhookDelivery, *, code: int | None, error: str, latency_ms: int) -> str:
+    attempt, now = delivery.attempt, timezone.now()
+    with transaction.atomic():
+        WebhookAttempt.objects.filter(pk=attempt.pk).update(
+            latency_ms=latency_ms, code=code, error=error[:300]
+        )
+        mine = WebhookDelivery.objects.filter(pk=delivery.pk, attempts=attempt.number, state=State.PENDING)
+        if not error:
+            mine.update(
+                state=State.DELIVERED, delivered_at=now, leased_until=None, last_code=code, last_error=""
+            )
+            WebhookEndpoint.objects.filter(pk=delivery.endpoint_id, failure_streak__gt=0).update(
+                failure_streak=0, failing_since=None
+            )
+            return "delivered"
+        schedule = settings.WEBHOOK_RETRY_SECONDS
+        if attempt.number > len(schedule):
+            mine.update(state=State.FAILED, leased_until=None, last_code=code, last_error=error[:300])
+            outcome = "gave up"
+        else:
+            retry_at = now + timedelta(seconds=schedule[attempt.number - 1])
+            mine.update(next_attempt_at=retry_at, leased_until=None, last_code=code, last_error=error[:300])
+            outcome = "will retry"
+        _count_failure(delivery.endpoint_id, now)
+    return outcome
+
+
+def _count_failure(endpoint_id: int, now: datetime) -> None:
+    endpoints = WebhookEndpoint.objects.filter(pk=endpoint_id)
+    endpoints.update(failure_streak=F("failure_streak") + 1, failing_since=Coalesce("failing_since", now))
+    streak, since = endpoints.values_list("failure_streak", "failing_since").get()
+    hours = settings.WEBHOOK_DISABLE_AFTER_HOURS
+    if streak >= settings.WEBHOOK_DISABLE_AFTER_FAILURES and now - since >= timedelta(hours=hours):
+        reason = f"{streak} tries in a row failed since {since:%Y-%m-%d %H:%M} UTC"
+        endpoints.filter(disabled_at__isnull=True).update(
+            disabled_at=now, disabled_by=SYSTEM, disabled_reason=reason
+        )
+        logger.warning("webhook endpoint %s disabled: %s", endpoint_id, reason)

@@ -1,0 +1,117 @@
+"""Webhooks through a real Celery worker on Redis (issue 16): a decision committed here reaches
+the receiver within seconds with no call but the decision's own, and a worker killed with
+SIGKILL mid-delivery loses nothing: the lease lets another worker send it again, under the same
+webhook-id.
+
+PostgreSQL only, as the other worker drills (tests/assessments/test_worker.py says why)."""
+
+import json
+import time
+
+import pytest
+from standardwebhooks import Webhook
+
+from memory_review.agents import webhooks
+from memory_review.agents.models import WebhookAttempt, WebhookDelivery
+from memory_review.celery import app as celery_app
+from memory_review.lifecycle import Actor
+from memory_review.memories.services import memory_forget
+from tests.assessments.test_worker import BROKER, pytestmark, wait_for  # noqa: F401 (pytestmark)
+from tests.assessments.test_worker import workers as pool  # noqa: F401 (the worker drill's fixture)
+from tests.factories import make_memory
+from tests.webhook_receiver import Receiver
+
+LOOPBACK = {"WEBHOOK_ALLOW_NETWORKS": "127.0.0.0/8", "WEBHOOK_RETRY_SECONDS": "1,1,1,1,1"}
+
+
+@pytest.fixture
+def receiver():
+    serving = Receiver()
+    yield serving
+    serving.stop()
+
+
+@pytest.fixture
+def on_the_workers_broker(settings):
+    """This process queues its tasks where the drill's workers listen (the suite's own broker is
+    in-memory, so a test never feeds a developer's worker)."""
+    settings.WEBHOOK_ALLOW_NETWORKS = ["127.0.0.0/8"]
+    before = celery_app.conf.broker_url
+    celery_app.conf.broker_url = BROKER
+    celery_app._pool, celery_app.amqp._producer_pool = None, None
+    yield
+    celery_app.conf.broker_url = before
+    celery_app._pool, celery_app.amqp._producer_pool = None, None
+
+
+@pytest.mark.parametrize("pool", [LOOPBACK], indirect=True)
+def test_a_forget_reaches_the_receiver_within_seconds_by_the_commit_alone(
+    acme,
+    pool,  # noqa: F811 (the fixture imported above)
+    receiver,
+    on_the_workers_broker,  # noqa: F811 (the fixture imported above)
+):
+    memory = make_memory(acme, subject="home-address", content="Lives at 12 Elm Street.")
+    endpoint, secret = webhooks.endpoint_create(acme, url=receiver.url, by="user:1")
+    pool.start("hooks")
+    time.sleep(1)  # the worker is up before the decision, as in production
+
+    decided = time.monotonic()
+    memory_forget(memory=memory, actor=Actor("user", "7"), reason="asked", seen_version=memory.row_version)
+    wait_for(lambda: len(receiver.received) >= 1, 20, "the forget to be posted")
+    took = time.monotonic() - decided
+
+    [got] = receiver.received
+    body = Webhook(secret).verify(got.body, got.headers)
+    assert (body["type"], body["data"]["memory_id"], body["data"]["tombstone"]) == (
+        "memory.forgotten",
+        memory.pk,
+        True,
+    )
+    assert took < 10  # the target is p95 <= 2 s (bench/webhooks.py); this bounds the drill only
+    wait_for(lambda: WebhookDelivery.objects.filter(state="delivered").count() == 1, 10, "the log")
+
+
+@pytest.mark.parametrize(
+    "pool",
+    [
+        {
+            **LOOPBACK,
+            "WEBHOOK_TIMEOUT_S": "3",
+            "WEBHOOK_SWEEP_SECONDS": "1",
+            "WEBHOOK_LOST_AFTER_SECONDS": "2",
+            "CELERY_VISIBILITY_TIMEOUT": "600",
+        }
+    ],
+    indirect=True,
+)
+def test_a_worker_killed_mid_delivery_loses_nothing_and_the_resend_keeps_the_webhook_id(
+    acme,
+    pool,  # noqa: F811 (the fixture imported above)
+    receiver,
+    on_the_workers_broker,
+    tmp_path,  # noqa: F811 (the fixture imported above)
+):
+    receiver.delay = 1.5  # long enough to kill the worker while the receiver holds the request
+    webhooks.endpoint_create(acme, url=receiver.url, by="user:1")
+    first = pool.start("first")
+    time.sleep(1)
+    memories = [make_memory(acme, subject=f"plan-{n}") for n in range(4)]
+
+    wait_for(lambda: len(receiver.received) >= 1, 20, "the first delivery to arrive")
+    pool.kill(first)  # SIGKILL mid-send: its try stays open, its lease runs out
+    pool.start("second")
+    pool.start_beat(tmp_path / "beat-schedule")
+    wait_for(
+        lambda: WebhookDelivery.objects.filter(state="delivered").count() == len(memories),
+        60,
+        "every delivery to be made by the second worker",
+    )
+
+    by_id: dict[str, set[int]] = {}
+    for got in receiver.received:
+        by_id.setdefault(got.headers["webhook-id"], set()).add(json.loads(got.body)["data"]["memory_id"])
+    assert sorted(pk for pks in by_id.values() for pk in pks) == sorted(m.pk for m in memories)
+    assert all(len(pks) == 1 for pks in by_id.values())  # a repeat carries its change's id
+    assert len(by_id) == len(memories)
+    assert WebhookAttempt.objects.filter(latency_ms__isnull=True).count() >= 1  # the killed try
