@@ -143,4 +143,9 @@ class Command(BaseCommand):
         env.setdefault("DEBUG", "false")
         self.collect_static()
         commands.append(("web", [*manage, "runserver", f"127.0.0.1:{port}", "--noreload"]))
+        # The demo's agent (demo/agent.py) follows acme's change feed and hears its webhooks on
+        # loopback, which production refuses as a webhook target: the demo lets that one in.
+        env.setdefault("WEBHOOK_ALLOW_NETWORKS", "127.0.0.1/32")
+        if (settings.VAR_DIR / "api-token").is_file():
+            commands.append(("agent", [*manage, "demo_agent", "--base-url", f"http://127.0.0.1:{port}"]))
         Supervisor(commands, env, self.stdout, self.stderr, self.style).run(port)
