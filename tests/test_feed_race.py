@@ -102,3 +102,36 @@ def test_a_reader_following_eight_racing_writers_sees_every_change_once_in_order
     assert seen == list(range(start + 1, start + len(memories) + 1))  # none skipped, none twice
     flagged = MemoryChange.objects.filter(seq__gt=start).values_list("memory_id", flat=True)
     assert sorted(flagged) == sorted(m.pk for m in memories)
+
+
+def test_of_two_workers_claiming_one_delivery_at_once_only_one_sends_it(acme, settings):
+    """The webhook claim is one UPDATE on the delivery's own row: the second of two racing
+    workers waits for the first's commit, re-reads the row and finds it held (issue 16)."""
+    from django.utils import timezone
+
+    from memory_review.agents import webhooks
+    from memory_review.agents.models import WebhookAttempt, WebhookDelivery
+
+    settings.WEBHOOK_ALLOW_NETWORKS = ["127.0.0.0/8"]
+    webhooks.endpoint_create(acme, url="http://127.0.0.1:9/hooks", by="user:1")
+    make_memory(acme)
+    webhooks.fan_out(acme.pk, send=False)
+    delivery = WebhookDelivery.objects.get()
+    start, claimed = threading.Barrier(8), []
+
+    def worker():
+        try:
+            start.wait(10)
+            claimed.append(webhooks._claim(acme.pk, delivery.pk, timezone.now()) is not None)
+        finally:
+            connections.close_all()
+
+    racers = [threading.Thread(target=worker) for _ in range(8)]
+    for racer in racers:
+        racer.start()
+    for racer in racers:
+        racer.join(20)
+
+    assert sorted(claimed) == [False] * 7 + [True]
+    assert WebhookDelivery.objects.get().attempts == 1
+    assert WebhookAttempt.objects.count() == 1

@@ -16,6 +16,21 @@ def test_the_rendered_oracle_schema_matches_the_migrations():
     assert render() == on_disk, "sql/oracle/010_schema.sql is stale: run `python manage.py render_oracle_sql`"
 
 
+def test_every_app_with_migrations_is_rendered():
+    from pathlib import Path
+
+    from django.apps import apps
+
+    from memory_review.oracle.render import PROJECT_APPS
+
+    migrated = {
+        config.label
+        for config in apps.get_app_configs()
+        if config.name.startswith("memory_review") and (Path(config.path) / "migrations").is_dir()
+    }
+    assert set(PROJECT_APPS) == migrated
+
+
 def test_the_rendered_grants_match_the_map():
     on_disk = (SQL_DIR / GRANTS).read_text()
     assert render_grants() == on_disk, (

@@ -99,6 +99,9 @@ class WebhookDelivery(TenantOwned):
     next_attempt_at = models.DateTimeField()
     # A worker holds a delivery while it sends it; one that died lets go when this passes.
     leased_until = models.DateTimeField(null=True, blank=True)
+    # When a task to try it was last queued: the sweep queues it again only when none is waiting
+    # (after a failed try), or the one queued was lost (WEBHOOK_LOST_AFTER_SECONDS).
+    queued_at = models.DateTimeField(null=True, blank=True)
     delivered_at = models.DateTimeField(null=True, blank=True)
     last_code = models.PositiveSmallIntegerField(null=True, blank=True)
     last_error = models.CharField(max_length=300, blank=True)

@@ -15,6 +15,7 @@ the way to catch up."""
 import base64
 import json
 import logging
+import os
 import secrets
 import time
 from datetime import datetime, timedelta
@@ -107,10 +108,9 @@ def endpoint_enable(endpoint: WebhookEndpoint, *, by: str) -> int:
             disabled_at=None, disabled_by=None, disabled_reason="", failure_streak=0, failing_since=None
         )
         waiting = WebhookDelivery.objects.filter(endpoint=endpoint, state=State.PENDING)
-        waiting.update(next_attempt_at=timezone.now())
-        count = waiting.count()
+        count = waiting.update(next_attempt_at=timezone.now(), queued_at=None)
         tenant_id = endpoint.tenant_id
-        transaction.on_commit(lambda: _enqueue(FAN_OUT_TASK, tenant_id))
+        transaction.on_commit(lambda: queue_due(tenant_id))  # the sweep queues what a batch leaves
     logger.info("webhook endpoint %s enabled by %s; %s deliveries waiting", endpoint.pk, by, count)
     return count
 
@@ -135,12 +135,12 @@ def redeliver(delivery: WebhookDelivery, *, by: str) -> None:
     if delivery.state == State.PENDING:
         raise EndpointRefused("delivery", "is waiting to be sent already")
     WebhookDelivery.objects.filter(pk=delivery.pk).update(
-        state=State.PENDING, next_attempt_at=timezone.now(), leased_until=None
+        state=State.PENDING, next_attempt_at=timezone.now(), leased_until=None, queued_at=None
     )
     logger.info("webhook delivery %s sent again by %s", delivery.msg_id, by)
     if endpoint.disabled_at is None:
-        tenant_id, pk = delivery.tenant_id, delivery.pk
-        transaction.on_commit(lambda: _enqueue(DELIVER_TASK, tenant_id, pk))
+        tenant_id = delivery.tenant_id
+        transaction.on_commit(lambda: queue_due(tenant_id))
 
 
 def endpoints(tenant: Tenant):
@@ -194,7 +194,12 @@ def nudge(tenant_id: int) -> None:
     """After a change commits: fan it out now. One task is queued for a burst of changes: the
     flag is cleared when the task starts, before it reads, so a change that commits later queues
     the next one."""
-    if cache.add(_nudge_key(tenant_id), 1, timeout=60):
+    try:
+        first = cache.add(_nudge_key(tenant_id), 1, timeout=60)
+    except Exception:  # the change is committed and the sweep will find it: never fail its request
+        logger.warning("webhooks: the cache did not answer; the sweep will fan out", exc_info=True)
+        return
+    if first:
         _enqueue(FAN_OUT_TASK, tenant_id)
 
 
@@ -207,7 +212,10 @@ def on_change(sender, change: MemoryChange, **kwargs) -> None:
 def fan_out(tenant_id: int, *, send: bool = True) -> list[int]:
     """A delivery row for each endpoint and each change past its cursor (of the kinds it asked
     for); the new deliveries are queued once they commit. Their ids, oldest change first."""
-    cache.delete(_nudge_key(tenant_id))
+    try:
+        cache.delete(_nudge_key(tenant_id))
+    except Exception:  # a nudge may then wait for the flag's minute, or the sweep: nothing is lost
+        logger.warning("webhooks: the cache did not answer", exc_info=True)
     made: list[int] = []
     while True:
         with transaction.atomic():
@@ -237,6 +245,7 @@ def fan_out(tenant_id: int, *, send: bool = True) -> list[int]:
                         change_id=pk,
                         msg_id=f"msg_{secrets.token_hex(14)}",
                         next_attempt_at=now,
+                        queued_at=now if send else None,
                     )
                     for pk, seq, kind in changes
                     if seq > endpoint.cursor and kind in wanted
@@ -257,9 +266,11 @@ def fan_out(tenant_id: int, *, send: bool = True) -> list[int]:
 
 
 def due(tenant_id: int, now: datetime | None = None) -> list[int]:
-    """Deliveries the workers should try now: retries whose time came, and first tries whose
-    task was lost (a broker restart, a nudge that never ran)."""
+    """Deliveries to queue a try of now: due, held by no worker, and with no task waiting for
+    them (none queued since the last try, or the one queued was lost: a broker restart, a worker
+    killed holding it)."""
     now = now or timezone.now()
+    lost = now - timedelta(seconds=settings.WEBHOOK_LOST_AFTER_SECONDS)
     return list(
         WebhookDelivery.objects.filter(
             tenant_id=tenant_id,
@@ -269,23 +280,26 @@ def due(tenant_id: int, now: datetime | None = None) -> list[int]:
             endpoint__removed_at__isnull=True,
         )
         .filter(Q(leased_until__isnull=True) | Q(leased_until__lte=now))
-        .filter(
-            Q(attempts__gt=0)
-            | Q(created_at__lte=now - timedelta(seconds=settings.WEBHOOK_LOST_AFTER_SECONDS))
-            | Q(next_attempt_at__gt=F("created_at"))
-        )
+        .filter(Q(queued_at__isnull=True) | Q(queued_at__lte=lost))
         .order_by("next_attempt_at", "pk")
         .values_list("pk", flat=True)[:SWEEP_LIMIT]
     )
 
 
+def queue_due(tenant_id: int) -> int:
+    """Queue a try of each delivery that is due (`due`), marked queued; how many."""
+    ids = due(tenant_id)
+    if ids:
+        WebhookDelivery.objects.filter(pk__in=ids).update(queued_at=timezone.now())
+        for pk in ids:
+            _enqueue(DELIVER_TASK, tenant_id, pk)
+    return len(ids)
+
+
 def sweep(tenant_id: int) -> int:
     """Celery beat's job: fan out what a lost nudge left, and queue what is due. How many queued."""
     fan_out(tenant_id)
-    ids = due(tenant_id)
-    for pk in ids:
-        _enqueue(DELIVER_TASK, tenant_id, pk)
-    return len(ids)
+    return queue_due(tenant_id)
 
 
 # -- one delivery ----------------------------------------------------------------------------
@@ -315,17 +329,20 @@ def headers(delivery: WebhookDelivery, body: str, at: datetime) -> dict[str, str
 
 
 def _claim(tenant_id: int, pk: int, now: datetime) -> WebhookDelivery | None:
+    """Take the delivery for one try, if it is due and no live worker holds it. The claim is one
+    UPDATE on the delivery's own row, so of two workers racing for it the second re-reads the
+    row the first wrote and finds it held."""
+    halted = (
+        WebhookDelivery.objects.filter(pk=pk, tenant_id=tenant_id)
+        .values_list("endpoint__disabled_at", "endpoint__removed_at")
+        .first()
+    )
+    if halted is None or any(halted):
+        return None
     lease = timedelta(seconds=settings.WEBHOOK_TIMEOUT_S + 5)
     with transaction.atomic():
         claimed = (
-            WebhookDelivery.objects.filter(
-                pk=pk,
-                tenant_id=tenant_id,
-                state=State.PENDING,
-                next_attempt_at__lte=now,
-                endpoint__disabled_at__isnull=True,
-                endpoint__removed_at__isnull=True,
-            )
+            WebhookDelivery.objects.filter(pk=pk, state=State.PENDING, next_attempt_at__lte=now)
             .filter(Q(leased_until__isnull=True) | Q(leased_until__lte=now))
             .update(leased_until=now + lease, attempts=F("attempts") + 1)
         )
@@ -340,20 +357,32 @@ def _claim(tenant_id: int, pk: int, now: datetime) -> WebhookDelivery | None:
     return delivery
 
 
+_clients: dict[int, httpx.Client] = {}
+
+
+def _client() -> httpx.Client:
+    """One client a process (its TLS context and kept-alive connections are reused; a forked pool
+    process makes its own). No proxies from the environment: they would undo the address pin."""
+    pid = os.getpid()
+    if pid not in _clients:
+        _clients[pid] = httpx.Client(follow_redirects=False, trust_env=False)
+    return _clients[pid]
+
+
 def post(target: targets.Target, body: str, sent_headers: dict[str, str]) -> int:
     """POST to the checked address (the Host header and TLS name stay the URL's); the status code."""
-    request_headers = {**sent_headers, "host": target.host_header}
-    with httpx.Client(timeout=settings.WEBHOOK_TIMEOUT_S, follow_redirects=False, trust_env=False) as client:
-        request = client.build_request(
-            "POST",
-            target.pinned_url,
-            content=body.encode(),
-            headers=request_headers,
-            extensions={"sni_hostname": target.host},
-        )
-        response = client.send(request, stream=True)
-        response.close()  # the body is not read: the status is the answer
-        return response.status_code
+    client = _client()
+    request = client.build_request(
+        "POST",
+        target.pinned_url,
+        content=body.encode(),
+        headers={**sent_headers, "host": target.host_header},
+        timeout=settings.WEBHOOK_TIMEOUT_S,
+        extensions={"sni_hostname": target.host},
+    )
+    response = client.send(request, stream=True)
+    response.close()  # the body is not read: the status is the answer
+    return response.status_code
 
 
 def send(tenant_id: int, pk: int) -> str:
@@ -398,7 +427,13 @@ def _record(delivery: WebhookDelivery, *, code: int | None, error: str, latency_
             outcome = "gave up"
         else:
             retry_at = now + timedelta(seconds=schedule[attempt.number - 1])
-            mine.update(next_attempt_at=retry_at, leased_until=None, last_code=code, last_error=error[:300])
+            mine.update(
+                next_attempt_at=retry_at,
+                leased_until=None,
+                queued_at=None,
+                last_code=code,
+                last_error=error[:300],
+            )
             outcome = "will retry"
         _count_failure(delivery.endpoint_id, now)
     return outcome

@@ -51,6 +51,7 @@ class Migration(migrations.Migration):
                 ('created_at', models.DateTimeField(auto_now_add=True)),
                 ('next_attempt_at', models.DateTimeField()),
                 ('leased_until', models.DateTimeField(blank=True, null=True)),
+                ('queued_at', models.DateTimeField(blank=True, null=True)),
                 ('delivered_at', models.DateTimeField(blank=True, null=True)),
                 ('last_code', models.PositiveSmallIntegerField(blank=True, null=True)),
                 ('last_error', models.CharField(blank=True, max_length=300)),
