@@ -68,8 +68,32 @@ def screens(browser, live_server):
                 todo.append(target.path + (f"?{target.query}" if target.query else ""))
 
 
+def with_a_webhook_log() -> None:
+    """An endpoint with a delivery log (tried, failed, delivered), so the admin's walk reaches it."""
+    from django.utils import timezone
+
+    from memory_review.agents import webhooks
+    from memory_review.agents.models import WebhookAttempt, WebhookDelivery, WebhookEndpoint
+    from memory_review.tenancy.models import Tenant
+
+    acme = Tenant.objects.get(slug="acme")
+    endpoint = WebhookEndpoint.objects.create(
+        tenant=acme, url="https://hooks.example/acme", secret=webhooks.new_secret(), created_by="user:1",
+        cursor=webhooks.feed.head(acme) - 3,
+    )  # fmt: skip
+    webhooks.fan_out(acme.pk, send=False)
+    first = WebhookDelivery.objects.filter(endpoint=endpoint).order_by("pk").first()
+    for number, code in ((1, 502), (2, 200)):
+        WebhookAttempt.objects.create(
+            tenant=acme, delivery=first, number=number, started_at=timezone.now(), latency_ms=40, code=code
+        )
+    WebhookDelivery.objects.filter(pk=first.pk).update(state="delivered", attempts=2, last_code=200)
+
+
 @pytest.mark.parametrize("username", ROLES)
 def test_every_screen_passes_axe_and_fits_a_phone(browser, live_server, demo, username):
+    if username == "admin":
+        with_a_webhook_log()
     log_in(browser, live_server, username)
     browser.set_script_timeout(30)
     axe = axe_script()
