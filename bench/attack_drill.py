@@ -1045,24 +1045,38 @@ class Drill:
         examples = 15 if self.size == "small" else 150
         client = self.client()
 
-        def post(path: str, raw: bytes) -> None:
-            headers = self.api_headers()
-            response = self.send(
-                client, "POST", path, who="fuzzer", refused_expected=True, content=raw, headers=headers
-            )
-            if response.status_code >= 400 and "json" not in response.headers.get("content-type", ""):
-                self.findings.notes.append(f"fuzzer POST {path} -> {response.status_code} without JSON")
+        def sender(method: str):
+            def send(path: str, raw: bytes) -> None:
+                headers = self.api_headers()
+                response = self.send(
+                    client, method, path, who="fuzzer", refused_expected=True, content=raw, headers=headers
+                )
+                if response.status_code >= 400 and "json" not in response.headers.get("content-type", ""):
+                    self.findings.notes.append(
+                        f"fuzzer {method} {path} -> {response.status_code} without JSON"
+                    )
+
+            return send
 
         any_json = st.recursive(
             st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
             lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
             max_leaves=20,
         )
-        for route, operations in document.get("paths", {}).items():
-            operation = operations.get("post")
-            if not operation:
-                continue
+        ids = {
+            "{id}": self.ground.objects["acme"].get("webhook"),
+            "{delivery}": self.ground.objects["acme"].get("delivery"),
+        }
+        operations_with_bodies = [
+            (route, method.upper(), operation)
+            for route, operations in document.get("paths", {}).items()
+            for method, operation in operations.items()
+            if method in ("post", "patch") and "requestBody" in operation  # a bodiless POST: the walk's
+        ]
+        for route, method, operation in operations_with_bodies:
             path = route.replace("{slug}", "acme")
+            for name, pk in ids.items():
+                path = path.replace(name, str(pk))
             schema = operation["requestBody"]["content"]["application/json"]["schema"]
             bodies = st.one_of(
                 self._by_schema(schema, components, st).map(lambda body: json.dumps(body).encode()),
@@ -1072,7 +1086,7 @@ class Drill:
             quiet = settings(
                 max_examples=examples, deadline=None, database=None, suppress_health_check=list(HealthCheck)
             )
-            quiet(given(bodies)(self._sender(post, path)))()
+            quiet(given(bodies)(self._sender(sender(method), path)))()
 
     def _by_schema(self, schema: dict, components: dict, st, name: str = ""):
         """A hypothesis strategy for a JSON schema as pydantic writes them (refs, anyOf, objects)."""
