@@ -27,7 +27,7 @@ var/secret-key:
 demo: install var/secret-key
 	$(BIN)/python manage.py migrate --noinput -v0
 	$(BIN)/python manage.py seed_demo
-	@test -f var/api-token || $(BIN)/python manage.py create_api_token --tenant acme --name demo-agent > var/api-token
+	$(BIN)/python manage.py create_api_token --tenant acme --name demo-agent --file var/api-token
 	@echo ""
 	@echo "Log in as acme-lead / demo (also: acme-reviewer, acme-auditor, acme-labeler, globex-lead, admin; all with password demo)"
 	@echo "Agents' API token for acme (in var/api-token): $$(cat var/api-token)"

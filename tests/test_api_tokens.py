@@ -9,7 +9,7 @@ from django.core.management import CommandError, call_command
 from django.utils import timezone
 
 from memory_review.tenancy.models import ApiToken, Role
-from memory_review.tenancy.tokens import token_create, token_revoke
+from memory_review.tenancy.tokens import token_authenticate, token_create, token_revoke
 from tests.factories import make_user
 
 pytestmark = pytest.mark.django_db
@@ -86,3 +86,21 @@ def test_the_commands_create_list_and_revoke(acme, capsys):
         call_command("api_tokens", tenant="acme", revoke="nope")
     with pytest.raises(CommandError, match="at least a day"):
         call_command("create_api_token", tenant="acme", name="x", expires_days=0)
+
+
+def test_make_demos_token_file_is_kept_while_it_works_and_replaced_when_stale(acme, globex, tmp_path):
+    """`make demo` on a database made anew must not hand its agent a token that database never had."""
+    held = tmp_path / "api-token"
+    call_command("create_api_token", tenant="acme", name="demo-agent", file=held)
+    first = held.read_text().strip()
+    call_command("create_api_token", tenant="acme", name="demo-agent", file=held)
+    assert held.read_text().strip() == first  # still works: kept
+    assert ApiToken.objects.filter(tenant=acme).count() == 1
+
+    held.write_text("mr_deadbeef_a-token-from-a-database-since-deleted\n")
+    call_command("create_api_token", tenant="acme", name="demo-agent", file=held)
+    replaced = held.read_text().strip()
+    assert replaced != first and token_authenticate(replaced).tenant == acme
+
+    call_command("create_api_token", tenant="globex", name="demo-agent", file=held)  # another tenant's
+    assert token_authenticate(held.read_text().strip()).tenant == globex
