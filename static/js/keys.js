@@ -111,6 +111,17 @@
     }
   });
 
+  // htmx asks the hx-confirm of the element that sends the request: for a form, the form, never
+  // the button pressed (htmx issue 3291). A button's own question (Forget) is asked here.
+  document.addEventListener("htmx:confirm", function (event) {
+    var trigger = event.detail.triggeringEvent;
+    var button = trigger && trigger.submitter;
+    var question = button && button.getAttribute("hx-confirm");
+    if (!question || event.detail.question) return; // none, or the form's own (htmx asks it)
+    event.preventDefault();
+    if (window.confirm(question)) event.detail.issueRequest(true);
+  });
+
   document.addEventListener("DOMContentLoaded", function () {
     if (window.location.hash === "#rewrite") openRewrite();
   });

@@ -62,7 +62,6 @@ def test_a_forget_made_in_the_browser_is_dropped_by_the_demo_agent_within_second
 
 
 def dropped_within_seconds(browser, live_server, acme, agent, lines):
-    from selenium.common.exceptions import TimeoutException
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support import expected_conditions as until
     from selenium.webdriver.support.ui import WebDriverWait
@@ -78,10 +77,7 @@ def dropped_within_seconds(browser, live_server, acme, agent, lines):
     browser.get(f"{live_server.url}/t/acme/memories/{memory.pk}/")
     browser.find_element(By.ID, "reason").send_keys("The customer asked us to forget it.")
     browser.find_element(By.CSS_SELECTOR, "button[name=action][value=forget]").click()
-    try:
-        WebDriverWait(browser, 2).until(until.alert_is_present()).accept()  # "Forget this memory?"
-    except TimeoutException:
-        pass  # no confirmation asked: the click sent it
+    WebDriverWait(browser, 5).until(until.alert_is_present()).accept()  # "Forget this memory?"
     clicked = time.monotonic()
 
     line = wait_for_line(lines, f'dropped "{memory.subject}" (memory {memory.pk}', 10)
@@ -93,3 +89,27 @@ def dropped_within_seconds(browser, live_server, acme, agent, lines):
     assert Memory.objects.get(pk=memory.pk).status == "deleted"
     wait_for_line(lines, "receipt 201", 10)
     assert Receipt.objects.filter(tenant=acme, response_id__startswith="demo-answer-").exists()
+
+
+def test_forget_asks_first_and_a_no_leaves_the_memory_as_it_was(browser, live_server, demo):
+    """htmx would ask the form's hx-confirm, not the pressed button's: static/js/keys.js asks it."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as until
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    acme = Tenant.objects.get(slug="acme")
+    acme.two_person_rule = False
+    acme.save()
+    memory = Memory.objects.filter(tenant=acme, status="active").order_by("pk").first()
+    log_in(browser, live_server, "acme-lead")
+    browser.get(f"{live_server.url}/t/acme/memories/{memory.pk}/")
+    browser.find_element(By.ID, "reason").send_keys("Asked to.")
+    browser.find_element(By.CSS_SELECTOR, "button[name=action][value=forget]").click()
+
+    alert = WebDriverWait(browser, 5).until(until.alert_is_present())
+    assert alert.text.startswith("Forget this memory?")
+    alert.dismiss()
+    time.sleep(1)
+
+    memory.refresh_from_db()
+    assert memory.status == "active" and memory.content
