@@ -111,6 +111,8 @@ class WebhookDelivery(TenantOwned):
         indexes = [
             models.Index(fields=["state", "next_attempt_at"], name="delivery_due_ix"),
             models.Index(fields=["endpoint", "-id"], name="delivery_log_ix"),
+            # How many wait and were given up, per endpoint: counted in the index, not the log.
+            models.Index(fields=["endpoint", "state"], name="delivery_state_ix"),
         ]
 
     def __str__(self) -> str:

@@ -199,6 +199,8 @@ def test_after_repeated_failures_the_endpoint_is_disabled_and_the_admins_home_sa
     make_memory(acme)
     assert deliver_all(acme) == []  # nothing is sent while disabled; it waits
     assert WebhookDelivery.objects.filter(state="pending").count() == 4
+    [listed] = api(client, "get", "/api/v1/t/acme/webhooks", token).json()["webhooks"]
+    assert (listed["state"], listed["waiting"], listed["given_up"]) == ("disabled", 4, 0)
 
     admin = make_user("acme-admin", acme, Role.ADMIN)
     client.force_login(admin)
@@ -254,7 +256,9 @@ def test_a_removed_endpoint_gets_nothing_more_and_its_waiting_deliveries_are_giv
         ("failed", "the endpoint was removed")
     ]
     listed = api(client, "get", "/api/v1/t/acme/webhooks", token).json()["webhooks"]
-    assert [(w["id"], w["state"]) for w in listed] == [(hook["id"], "removed")]
+    assert [(w["id"], w["state"], w["waiting"], w["given_up"]) for w in listed] == [
+        (hook["id"], "removed", 0, 1)
+    ]
 
 
 # -- registration -----------------------------------------------------------------------------

@@ -84,6 +84,10 @@ class Migration(migrations.Migration):
             model_name='webhookdelivery',
             index=models.Index(fields=['endpoint', '-id'], name='delivery_log_ix'),
         ),
+        migrations.AddIndex(
+            model_name='webhookdelivery',
+            index=models.Index(fields=['endpoint', 'state'], name='delivery_state_ix'),
+        ),
         migrations.AddConstraint(
             model_name='webhookdelivery',
             constraint=models.UniqueConstraint(fields=('endpoint', 'change'), name='delivery_once_ux'),
