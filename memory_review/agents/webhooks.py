@@ -19,6 +19,7 @@ import os
 import secrets
 import time
 from datetime import datetime, timedelta
+from functools import partial
 
 import httpx
 from celery import current_app
@@ -206,9 +207,15 @@ def nudge(tenant_id: int) -> None:
 
 
 def on_change(sender, change: MemoryChange, **kwargs) -> None:
-    """memories.changes.change_recorded's receiver (connected in apps.py)."""
-    tenant_id = change.tenant_id
-    transaction.on_commit(lambda: nudge(tenant_id))
+    """memories.changes.change_recorded's receiver (connected in apps.py): one nudge a tenant
+    when the transaction commits, however many changes it makes (a bulk forget makes hundreds).
+    The callbacks waiting on this connection are the record: a rollback drops them with it."""
+    waiting = transaction.get_connection().run_on_commit
+    if any(getattr(callback, "nudges", None) == change.tenant_id for _, callback, _ in waiting):
+        return
+    callback = partial(nudge, change.tenant_id)
+    callback.nudges = change.tenant_id
+    transaction.on_commit(callback)
 
 
 def fan_out(tenant_id: int, *, send: bool = True) -> list[int]:
@@ -255,11 +262,14 @@ def fan_out(tenant_id: int, *, send: bool = True) -> list[int]:
                 endpoint.cursor = max(endpoint.cursor, changes[-1][1])
             WebhookDelivery.objects.bulk_create(rows, batch_size=500)
             WebhookEndpoint.objects.bulk_update(endpoints, ["cursor"])
-            ids = list(
-                WebhookDelivery.objects.filter(msg_id__in=[row.msg_id for row in rows])
-                .order_by("change_id", "pk")
-                .values_list("pk", flat=True)
-            )
+            if all(row.pk for row in rows):  # returned by the insert (Oracle returns none: ask)
+                ids = [row.pk for row in sorted(rows, key=lambda row: (row.change_id, row.pk))]
+            else:
+                ids = list(
+                    WebhookDelivery.objects.filter(msg_id__in=[row.msg_id for row in rows])
+                    .order_by("change_id", "pk")
+                    .values_list("pk", flat=True)
+                )
             made += ids
             if send:
                 transaction.on_commit(lambda ids=ids: [_enqueue(DELIVER_TASK, tenant_id, pk) for pk in ids])
