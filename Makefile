@@ -68,7 +68,7 @@ bench: install
 	$(BIN)/python bench/audit_export.py --rows 20000 $(BENCH_ON)
 	$(BIN)/python bench/verify_audit.py --sizes 10000,40000 $(BENCH_ON)
 	$(BIN)/python bench/observe_event.py --events 3 --sizes 20,100,500 $(BENCH_ON)
-	$(BIN)/python bench/review_pages.py --memories 20000 --repeats 10 $(BENCH_ON)
+	$(BIN)/python bench/pages.py --memories 20000 --repeats 10 $(BENCH_ON)
 	$(BIN)/python bench/review_browser.py --decisions 20 --cold-loads 5 $(BENCH_ON)
 
 oracle-sql: install

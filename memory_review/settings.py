@@ -377,6 +377,12 @@ WEBHOOK_DISABLE_AFTER_HOURS = env_float("WEBHOOK_DISABLE_AFTER_HOURS", 12.0)
 # Targets on loopback, link-local, private or reserved addresses are refused (a webhook must not
 # reach into this network) unless inside one of these networks, e.g. "127.0.0.0/8,10.1.2.0/24".
 WEBHOOK_ALLOW_NETWORKS = env_list("WEBHOOK_ALLOW_NETWORKS")
+# Derived figures (calibration/figures.py): computed in the request below this many memories,
+# else by a job and kept in the cache; beat refreshes the standing ones whose data moved.
+FIGURES_INLINE_BELOW = env_int("FIGURES_INLINE_BELOW", 20_000)
+FIGURES_REFRESH_SECONDS = env_float("FIGURES_REFRESH_SECONDS", 120.0)
+FIGURES_JOB_SECONDS = env_int("FIGURES_JOB_SECONDS", 900)  # a job's lock lapses after this
+FIGURES_KEEP_SECONDS = env_int("FIGURES_KEEP_SECONDS", 7 * 24 * 3600)
 CELERY_BEAT_SCHEDULE = {
     "audit-checkpoints": {
         "task": "memory_review.audit.tasks.checkpoint_all",
@@ -391,6 +397,11 @@ CELERY_BEAT_SCHEDULE = {
         "task": "memory_review.memories.tasks.expire_past_ttl",
         "schedule": TTL_SWEEP_SECONDS,
         "options": {"expires": TTL_SWEEP_SECONDS},
+    },
+    "figures-refresh": {
+        "task": "memory_review.calibration.tasks.refresh_stale_figures",
+        "schedule": FIGURES_REFRESH_SECONDS,
+        "options": {"expires": FIGURES_REFRESH_SECONDS},
     },
     "webhook-sweep": {
         "task": "memory_review.agents.tasks.sweep_webhooks",

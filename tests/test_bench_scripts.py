@@ -25,7 +25,7 @@ TINY = {
     "audit_export.py": ["--rows", "500"],
     "verify_audit.py": ["--sizes", "400"],
     "observe_event.py": ["--events", "1", "--latency-ms", "5", "--sizes", "20"],
-    "review_pages.py": ["--memories", "400", "--repeats", "1"],
+    "pages.py": ["--memories", "400", "--repeats", "1", "--tenants", "2"],
     "review_browser.py": ["--decisions", "2", "--cold-loads", "1"],
     "agent_loop.py": ["--memories", "400", "--repeats", "5", "--posts", "2", "--decisions", "2"],
     "webhooks.py": ["--changes", "60", "--decisions", "3", "--kill-at", "10"],

@@ -116,7 +116,7 @@ def test_every_script_is_safe_to_run_again():
         for statement in statements(path.read_text()):
             if re.match(r"\s*CREATE\b", statement, re.I):
                 assert re.match(
-                    r"\s*CREATE\s+(OR\s+REPLACE\b|UNIQUE\s+INDEX\s+IF\s+NOT\s+EXISTS\b)", statement, re.I
+                    r"\s*CREATE\s+(OR\s+REPLACE\b|(UNIQUE\s+)?INDEX\s+IF\s+NOT\s+EXISTS\b)", statement, re.I
                 ), f"{path.name}: {statement.splitlines()[0]!r} fails when it already exists"
             if "DBMS_RLS.ADD_POLICY" in statement:
                 assert "NOT EXISTS" in statement and "user_policies" in statement, (

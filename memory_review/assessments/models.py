@@ -219,7 +219,12 @@ class Verdict(SealedTenantOwned):
             models.UniqueConstraint(fields=["event", "memory"], name="verdict_event_memory_uq"),
         ]
         # The labeling stream ranges over still_true: near the policy's edges, and bin by bin.
-        indexes = [models.Index(fields=["tenant", "still_true"], name="verdict_tenant_still_ix")]
+        indexes = [
+            models.Index(fields=["tenant", "still_true"], name="verdict_tenant_still_ix"),
+            # A memory's votes newest first, a page at a time (without it PostgreSQL walks the
+            # primary key backwards and discards every other memory's votes on the way).
+            models.Index(fields=["memory", "-id"], name="verdict_memory_ix"),
+        ]
 
     def __str__(self) -> str:
         return f"verdict {self.pk}: memory {self.memory_id} {self.disposition}"

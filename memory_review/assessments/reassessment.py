@@ -37,11 +37,22 @@ class ReassessmentError(ValueError):
 
 def dependents(memory: Memory) -> list[Memory]:
     """Live memories resting on this one: from its source event, supported by it, or refining it."""
+    return list(resting_on(memory))
+
+
+def dependents_shown(memory: Memory, *, most: int = 20) -> tuple[int, list[Memory]]:
+    """How many rest on it and the first `most` of them: what a page shows, at any count (one
+    import's event can be the source of thousands)."""
+    found = resting_on(memory)
+    return found.count(), list(found[:most])
+
+
+def resting_on(memory: Memory):
     links = MemoryLink.objects.for_tenant(memory.tenant).filter(
         Q(src=memory, kind=MemoryLink.Kind.SUPPORTS) | Q(dst=memory, kind=MemoryLink.Kind.REFINES)
     )
     linked = {dst if src == memory.pk else src for src, dst in links.values_list("src_id", "dst_id")}
-    return list(
+    return (
         Memory.objects.for_tenant(memory.tenant)
         .filter(Q(pk__in=linked) | Q(source_event_id=memory.source_event_id), status__in=LIVE_STATUSES)
         .exclude(pk=memory.pk)

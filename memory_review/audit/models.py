@@ -61,6 +61,12 @@ class Transition(TenantOwned):
                 name="transition_one_subject_ck",
             ),
         ]
+        # Who did what lately: the review flow's and the team page's counts, the trail by actor.
+        indexes = [
+            models.Index(fields=["tenant", "actor", "created_at"], name="transition_actor_time_ix"),
+            # The trail filtered by action, newest first: a rare action is a short index range.
+            models.Index(fields=["tenant", "action", "-seq"], name="transition_action_seq_ix"),
+        ]
 
     def __str__(self) -> str:
         return f"#{self.seq} {self.from_status} -> {self.to_status} by {self.actor}"

@@ -15,7 +15,7 @@ from memory_review.assessments.models import PolicyVersion, PromotionCandidate
 from memory_review.assessments.policy import Thresholds, decide_promotion
 from memory_review.tenancy.models import Tenant
 
-from . import sweep
+from . import figures, labeling, sweep
 from .evidence import verdict_cases
 from .models import PolicyProposal
 from .stored import StoredReplay, replay_stored
@@ -124,6 +124,13 @@ def compare(tenant: Tenant, *, active: Thresholds, candidate: Thresholds) -> Com
         promotions=promotion_changes(tenant, active=active, candidate=candidate),
         cases=cases,
     )
+
+
+@figures.figure("compare")
+def kept_compare(tenant: Tenant, *, candidate: dict) -> Comparison:
+    """compare() against the active policy, as calibration/figures.py keeps it."""
+    _, active = labeling.active_policy(tenant)
+    return compare(tenant, active=active, candidate=Thresholds.from_data(candidate))
 
 
 def propose(

@@ -4,11 +4,12 @@ from dataclasses import dataclass, field
 from datetime import datetime, time
 
 from django import forms
+from django.db import connection
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from memory_review import params
-from memory_review.assessments.models import Verdict
+from memory_review.assessments.models import PromotionCandidate, Verdict
 from memory_review.audit.models import Transition
 from memory_review.lifecycle import CANDIDATE_MOVES, MEMORY_MOVES
 from memory_review.memories.models import Memory, MemoryLink, SourceEvent
@@ -30,10 +31,8 @@ class TrailFilters(forms.Form):
 
     def __init__(self, data, *, tenant: Tenant):
         super().__init__(data)
-        actors = (
-            Transition.objects.for_tenant(tenant).order_by("actor").values_list("actor", flat=True).distinct()
-        )
-        names = actor_names(actors)
+        self.tenant = tenant
+        names = actor_names(trail_actors(tenant))
         self.fields["actor"].choices = [("", "Anyone"), *sorted(names.items(), key=lambda item: item[1])]
 
     def clean(self):
@@ -52,8 +51,17 @@ class TrailFilters(forms.Form):
             transitions = transitions.filter(memory_id=data["memory"])
         if data.get("subject"):
             transitions = transitions.filter(
-                Q(memory__subject__icontains=data["subject"])
-                | Q(candidate__subject__icontains=data["subject"])
+                # Each side from its own index (memories/search.py), not through the joins.
+                Q(
+                    memory_id__in=Memory.objects.for_tenant(self.tenant)
+                    .filter(subject__textcontains=data["subject"])
+                    .values("pk")
+                )
+                | Q(
+                    candidate_id__in=PromotionCandidate.objects.for_tenant(self.tenant)
+                    .filter(subject__textcontains=data["subject"])
+                    .values("pk")
+                )
             )
         zone = timezone.get_current_timezone()
         if data.get("since"):
@@ -69,6 +77,32 @@ class TrailFilters(forms.Form):
             if self.is_valid()
             else {}
         )
+
+
+# PostgreSQL has no skip scan: DISTINCT reads every entry of the trail's actor index (320,000 of
+# them, 45 ms), where a recursive query hops from one actor to the next, one index probe each.
+_SKIP_SCAN = """
+WITH RECURSIVE actors(actor) AS (
+    (SELECT actor FROM audit_transition WHERE tenant_id = %s ORDER BY actor LIMIT 1)
+    UNION ALL
+    SELECT (SELECT t.actor FROM audit_transition t
+            WHERE t.tenant_id = %s AND t.actor > actors.actor ORDER BY t.actor LIMIT 1)
+    FROM actors WHERE actors.actor IS NOT NULL
+)
+SELECT actor FROM actors WHERE actor IS NOT NULL
+"""
+
+
+def trail_actors(tenant: Tenant) -> list[str]:
+    """Everyone who appears in the tenant's trail, for the Who filter: the distinct actors, read
+    from the (tenant, actor, created_at) index by a skip scan on PostgreSQL."""
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute(_SKIP_SCAN, [tenant.pk, tenant.pk])
+            return [actor for (actor,) in cursor.fetchall()]
+    return list(
+        Transition.objects.for_tenant(tenant).order_by("actor").values_list("actor", flat=True).distinct()
+    )
 
 
 def trail(tenant: Tenant) -> QuerySet:
@@ -87,6 +121,9 @@ def name_actors(rows: list[Transition], tenant: Tenant) -> None:
     words.in_words(rows, tenant)
 
 
+SAME_EVENT_SHOWN = 20
+
+
 @dataclass
 class Lineage:
     """A memory from its evidence on: the event, what was written from it, the memory's versions
@@ -94,10 +131,15 @@ class Lineage:
 
     memory: Memory
     event: SourceEvent
-    from_same_event: list[Memory] = field(default_factory=list)
+    from_same_event: list[Memory] = field(default_factory=list)  # the first SAME_EVENT_SHOWN
+    from_same_event_count: int = 0  # one import's event may have written thousands
     versions: list[Memory] = field(default_factory=list)
     moves: list[Transition] = field(default_factory=list)
     verdicts: int = 0
+
+    @property
+    def more_from_same_event(self) -> int:
+        return self.from_same_event_count - len(self.from_same_event)
 
 
 def lineage(memory: Memory) -> Lineage:
@@ -120,10 +162,12 @@ def lineage(memory: Memory) -> Lineage:
         .order_by("seq")
     )
     name_actors(moves, memory.tenant)
+    siblings = tenant_memories.filter(source_event=memory.source_event).exclude(pk=memory.pk)
     return Lineage(
         memory=memory,
         event=memory.source_event,
-        from_same_event=list(tenant_memories.filter(source_event=memory.source_event).exclude(pk=memory.pk)),
+        from_same_event=list(siblings.order_by("pk")[:SAME_EVENT_SHOWN]),
+        from_same_event_count=siblings.count(),
         versions=versions,
         moves=moves,
         verdicts=Verdict.objects.for_tenant(memory.tenant_id).filter(memory_id__in=chain_ids).count(),

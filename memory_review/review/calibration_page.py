@@ -5,8 +5,10 @@ its figure, one-threshold curves, and the grid sweep's answer."""
 from dataclasses import dataclass
 from urllib.parse import urlencode
 
+from memory_review.assessments.models import PolicyVersion
 from memory_review.assessments.policy import Thresholds
-from memory_review.calibration import evidence, promotion_sweep, sweep
+from memory_review.assessments.reassessment import redecided
+from memory_review.calibration import evidence, figures, labeling, promotion_sweep, sweep
 from memory_review.calibration.models import ReplaySet
 from memory_review.calibration.replay import load_cases
 
@@ -121,3 +123,20 @@ def _promotion_matrix(confusion: dict[tuple[str, str], int]) -> list[tuple[str, 
         (expected, [confusion.get((expected, decided), 0) for decided in promotion_sweep.DECISIONS])
         for expected in promotion_sweep.DECISIONS
     ]
+
+
+@figures.figure("calibration", standing=True)
+def kept_build(tenant, *, replay_set: int | None = None, labeled_by: int | None = None) -> dict:
+    """build() under the active policy, as calibration/figures.py keeps it (ids, not rows: the
+    job that computes it gets JSON)."""
+    _, policy = labeling.active_policy(tenant)
+    chosen = ReplaySet.objects.for_tenant(tenant).get(pk=replay_set) if replay_set else None
+    return build(tenant, policy, replay_set=chosen, labeled_by=labeled_by)
+
+
+@figures.figure("redecided", standing=True, rests_on=(*figures.COUNTED, "moves"))
+def redecided_summary(tenant) -> dict:
+    """The policies page's count of live memories the active policy would decide otherwise, and
+    the first 50 of them: every live memory's latest vote, so kept (a memory moving changes it)."""
+    changes = redecided(tenant, PolicyVersion.objects.for_tenant(tenant).active())
+    return {"count": len(changes), "first": changes[:50]}

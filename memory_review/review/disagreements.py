@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from django.db.models import Count, F, QuerySet
 
 from memory_review.assessments.models import Disposition, PolicyVersion, PromotionCandidate, Verdict
+from memory_review.calibration import figures
 from memory_review.calibration.agreement import Agreement, from_counts
 from memory_review.calibration.evidence import verdict_cases
 from memory_review.calibration.replay import as_compared
@@ -20,7 +21,6 @@ DISPOSITIONS = [choice for choice, _ in Disposition.choices]
 class PromotionAgreement:
     matrix: Agreement  # every decided candidate: the policy's decision against the reviewer's
     decided: Agreement  # only where the policy decided (promote or reject): rate and kappa
-    cases: QuerySet  # the disagreements, newest first
 
     @property
     def left_for_review(self) -> int:
@@ -32,10 +32,25 @@ class PromotionAgreement:
         return self.decided.n - self.decided.agreed
 
 
-def promotion_agreement(tenant: Tenant) -> PromotionAgreement:
-    decided = PromotionCandidate.objects.for_tenant(tenant).filter(
+def _decided(tenant: Tenant) -> QuerySet:
+    return PromotionCandidate.objects.for_tenant(tenant).filter(
         reviewer_decision__isnull=False, policy_decision__isnull=False
     )
+
+
+def promotion_cases(tenant: Tenant) -> QuerySet:
+    """The candidates a reviewer decided otherwise than the policy, newest first (read live: a
+    page shows the first hundred)."""
+    return (
+        _decided(tenant)
+        .filter(disagreement=True)
+        .select_related("source_event")
+        .order_by("-updated_at", "-id")
+    )
+
+
+def promotion_agreement(tenant: Tenant) -> PromotionAgreement:
+    decided = _decided(tenant)
     counts = {
         (row["policy_decision"], row["reviewer_decision"]): row["n"]
         for row in decided.values("policy_decision", "reviewer_decision").annotate(n=Count("id")).order_by()
@@ -45,7 +60,6 @@ def promotion_agreement(tenant: Tenant) -> PromotionAgreement:
     return PromotionAgreement(
         matrix=from_counts(counts, order=DECISIONS),
         decided=from_counts(both_decided, order=DECISIONS),
-        cases=decided.filter(disagreement=True).select_related("source_event").order_by("-updated_at", "-id"),
     )
 
 
@@ -53,11 +67,24 @@ def promotion_agreement(tenant: Tenant) -> PromotionAgreement:
 class ShadowAgreement:
     shadow: PolicyVersion | None
     matrix: Agreement  # the active policy's disposition against the shadow's, per verdict
-    cases: QuerySet  # verdicts where they differ, newest first
+
+
+def _judged(tenant: Tenant) -> QuerySet:
+    return Verdict.objects.for_tenant(tenant).filter(shadow_disposition__isnull=False)
+
+
+def shadow_cases(tenant: Tenant) -> QuerySet:
+    """Verdicts where the shadow policy decided otherwise than the active one, newest first."""
+    return (
+        _judged(tenant)
+        .exclude(shadow_disposition=F("disposition"))
+        .select_related("memory", "event", "shadow_policy", "assessment__policy")
+        .order_by("-id")
+    )
 
 
 def shadow_agreement(tenant: Tenant) -> ShadowAgreement:
-    judged = Verdict.objects.for_tenant(tenant).filter(shadow_disposition__isnull=False)
+    judged = _judged(tenant)
     counts = {
         (row["disposition"], row["shadow_disposition"]): row["n"]
         for row in judged.values("disposition", "shadow_disposition").annotate(n=Count("id")).order_by()
@@ -65,9 +92,6 @@ def shadow_agreement(tenant: Tenant) -> ShadowAgreement:
     return ShadowAgreement(
         shadow=PolicyVersion.objects.for_tenant(tenant).shadow(),
         matrix=from_counts(counts, order=DISPOSITIONS),
-        cases=judged.exclude(shadow_disposition=F("disposition"))
-        .select_related("memory", "event", "shadow_policy", "assessment__policy")
-        .order_by("-id"),
     )
 
 
@@ -89,3 +113,13 @@ def against_labels(tenant: Tenant) -> AgainstLabels:
         active[(gold[pk], as_compared(disposition))] += 1
         shadow[(gold[pk], as_compared(shadow_disposition))] += 1
     return AgainstLabels(from_counts(active, order=DISPOSITIONS), from_counts(shadow, order=DISPOSITIONS))
+
+
+@figures.figure("disagreements", standing=True)
+def agreement_figures(tenant: Tenant) -> dict:
+    """The page's counts, each over every decided candidate or verdict: kept (figures.py)."""
+    return {
+        "promotion": promotion_agreement(tenant),
+        "shadow": shadow_agreement(tenant),
+        "labels": against_labels(tenant),
+    }

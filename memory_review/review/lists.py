@@ -11,7 +11,7 @@ from datetime import datetime, timedelta
 from types import SimpleNamespace
 
 from django import forms
-from django.db.models import Exists, OuterRef, QuerySet
+from django.db.models import Exists, OuterRef, Q, QuerySet
 from django.utils import timezone
 from django.utils.timesince import timesince
 
@@ -74,7 +74,7 @@ KINDS = dict(Memory.Kind.choices)
 
 
 class _Filters(forms.Form):
-    q = forms.CharField(required=False, max_length=200, label="Subject contains")
+    q = forms.CharField(required=False, max_length=200, label="Subject or content contains")
     kind = forms.ChoiceField(required=False, choices=[("", "Any kind"), *Memory.Kind.choices])
     source = forms.ChoiceField(
         required=False, label="Source channel", choices=[("", "Any channel"), *SourceEvent.Source.choices]
@@ -85,7 +85,9 @@ class _Filters(forms.Form):
     def filter(self, memories: QuerySet, *, user, now) -> QuerySet:
         data = self.cleaned_data
         if data.get("q"):
-            memories = memories.filter(subject__icontains=data["q"])
+            # Both columns have a trigram index on PostgreSQL, Oracle Text on Oracle (memories/search.py).
+            text = data["q"]
+            memories = memories.filter(Q(subject__textcontains=text) | Q(content__textcontains=text))
         if data.get("kind"):
             memories = memories.filter(kind=data["kind"])
         if data.get("source"):

@@ -115,7 +115,7 @@ def _rule_matches(rule: AssignmentRule) -> Q:
     if rule.kind:
         condition &= Q(kind=rule.kind)
     if rule.subject_contains:
-        condition &= Q(subject__icontains=rule.subject_contains)
+        condition &= Q(subject__textcontains=rule.subject_contains)
     return condition
 
 

@@ -689,9 +689,37 @@ ALTER TABLE "AGENTS_WEBHOOKATTEMPT" ADD CONSTRAINT "AGENTS_WE_DELIVERY__12CC589F
 CREATE INDEX "AGENTS_WEB_TENANT_ID_27BBCFA6" ON "AGENTS_WEBHOOKATTEMPT" ("TENANT_ID");
 CREATE INDEX "AGENTS_WEB_DELIVERY_I_12CC589F" ON "AGENTS_WEBHOOKATTEMPT" ("DELIVERY_ID");
 
+-- memories.0010_text_search
+--
+-- Raw Python operation
+--
+-- THIS OPERATION CANNOT BE WRITTEN AS SQL
+
+-- assessments.0008_candidate_subject_search
+--
+-- Raw Python operation
+--
+-- THIS OPERATION CANNOT BE WRITTEN AS SQL
+
+-- assessments.0009_indexes_for_pages
+--
+-- Create index verdict_memory_ix on field(s) memory, -id of model verdict
+--
+CREATE INDEX "VERDICT_MEMORY_IX" ON "ASSESSMENTS_VERDICT" ("MEMORY_ID", "ID" DESC);
+
 -- audit.0008_receipts_sealed
 
 -- audit.0009_webhooks_sealed
+
+-- audit.0010_indexes_for_pages
+--
+-- Create index transition_actor_time_ix on field(s) tenant, actor, created_at of model transition
+--
+CREATE INDEX "TRANSITION_ACTOR_TIME_IX" ON "AUDIT_TRANSITION" ("TENANT_ID", "ACTOR", "CREATED_AT");
+--
+-- Create index transition_action_seq_ix on field(s) tenant, action, -seq of model transition
+--
+CREATE INDEX "TRANSITION_ACTION_SEQ_IX" ON "AUDIT_TRANSITION" ("TENANT_ID", "ACTION", "SEQ" DESC);
 
 -- review.0003_claims_move_to_workflow
 --

@@ -29,3 +29,30 @@ CREATE UNIQUE INDEX IF NOT EXISTS assessment_one_per_event_uq ON assessments_ass
   CASE WHEN purpose = 'invalidation' THEN purpose END
 )
 /
+
+-- memories/search.py: searching subjects and content (the queue, the memories list, the audit
+-- trail's subject filter). Oracle Text CONTEXT indexes, kept in step at each commit, with a word
+-- list that indexes substrings, so the double-truncated '%word%' each search sends is an index
+-- lookup rather than a scan of every token. The application adds an UPPER(..) LIKE for the
+-- exact meaning (see search.py). The block creates the preference once (DRG-10701: it exists).
+BEGIN
+  CTX_DDL.CREATE_PREFERENCE('memory_review_substring', 'BASIC_WORDLIST');
+  CTX_DDL.SET_ATTRIBUTE('memory_review_substring', 'SUBSTRING_INDEX', 'TRUE');
+  CTX_DDL.SET_ATTRIBUTE('memory_review_substring', 'PREFIX_INDEX', 'TRUE');
+EXCEPTION
+  WHEN OTHERS THEN
+    IF SQLCODE != -20000 THEN RAISE; END IF;
+END;
+/
+
+CREATE INDEX IF NOT EXISTS memory_subject_text ON memories_memory (subject)
+  INDEXTYPE IS CTXSYS.CONTEXT PARAMETERS ('WORDLIST memory_review_substring SYNC (ON COMMIT)')
+/
+
+CREATE INDEX IF NOT EXISTS memory_content_text ON memories_memory (content)
+  INDEXTYPE IS CTXSYS.CONTEXT PARAMETERS ('WORDLIST memory_review_substring SYNC (ON COMMIT)')
+/
+
+CREATE INDEX IF NOT EXISTS candidate_subject_text ON assessments_promotioncandidate (subject)
+  INDEXTYPE IS CTXSYS.CONTEXT PARAMETERS ('WORDLIST memory_review_substring SYNC (ON COMMIT)')
+/

@@ -10,11 +10,11 @@ from django.utils import timezone
 from django.views.decorators.http import require_GET, require_POST
 
 from memory_review import params, textlimits
-from memory_review.calibration import evidence, labeling
+from memory_review.calibration import evidence, figures, labeling
 from memory_review.calibration.models import ReplaySet
 from memory_review.calibration.replay import ReplayError, load_cases
 
-from .. import blind, calibration_page
+from .. import blind
 from ..access import require_auditor, require_labeler
 from .base import bad_request, page, tenant_view
 from .blind import refused_when_blind
@@ -31,6 +31,11 @@ def calibration(request: HttpRequest, membership) -> HttpResponse:
     sets = blind.replay_sets(membership, request.user).order_by("-created_at")
     wanted = params.object_id(request.GET, "set", ReplaySet)
     chosen = sets.filter(pk=wanted).first() if wanted else None
+    asked = {
+        "replay_set": chosen.pk if chosen else None,
+        "labeled_by": counted_for.pk if counted_for else None,
+    }
+    shown = figures.read("calibration", tenant, **{name: v for name, v in asked.items() if v is not None})
     return page(
         request,
         membership,
@@ -39,7 +44,8 @@ def calibration(request: HttpRequest, membership) -> HttpResponse:
         policy=policy,
         replay_sets=sets[:20],
         replay_set=chosen,
-        **calibration_page.build(tenant, policy, replay_set=chosen, labeled_by=counted_for),
+        shown=shown,
+        **(shown.value or {}),
     )
 
 

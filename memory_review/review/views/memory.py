@@ -58,6 +58,8 @@ def memory_detail(request: HttpRequest, membership, pk: int) -> HttpResponse:
     at, as_of_problem = _time_or_problem(lambda: params.moment(request.GET, "as_of"))
     wrong_since, since_problem = _time_or_problem(lambda: params.moment(request.GET, "wrong_since"))
     verdicts = memory_page.verdicts_page(memory, after=request.GET.get("after"))
+    worth = reassessment.worth_reassessing(memory)
+    dependents_count, dependents = reassessment.dependents_shown(memory) if worth else (0, [])
     neighbourhood = memory_page.neighbourhood(memory, hops=hops)
     drawn, href = (
         graph.layout(neighbourhood),
@@ -81,7 +83,8 @@ def memory_detail(request: HttpRequest, membership, pk: int) -> HttpResponse:
         belief=memory_page.belief_at(memory, at) if at else None,
         as_of=at,
         as_of_problem=as_of_problem,
-        dependents=reassessment.dependents(memory) if reassessment.worth_reassessing(memory) else [],
+        dependents_count=dependents_count,
+        dependents=dependents,
         usage=(usage := receipt_log.usage(memory, since=wrong_since)),
         used=receipt_log.recent(memory) if usage.responses else [],
         wrong_since=wrong_since,

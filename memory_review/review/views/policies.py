@@ -15,8 +15,7 @@ from django.views.decorators.http import require_GET, require_POST
 from memory_review import textlimits
 from memory_review.assessments.models import PolicyVersion
 from memory_review.assessments.policy import Thresholds
-from memory_review.assessments.reassessment import redecided
-from memory_review.calibration import adoption, labeling
+from memory_review.calibration import adoption, figures, labeling
 from memory_review.calibration.models import PolicyProposal
 from memory_review.tenancy.names import display_name
 
@@ -61,7 +60,8 @@ def policy_compare(request: HttpRequest, membership) -> HttpResponse:
     tenant = membership.tenant
     version, active = labeling.active_policy(tenant)
     candidate, problems = _candidate(request, active)
-    comparison = adoption.compare(tenant, active=active, candidate=candidate) if candidate else None
+    shown = figures.read("compare", tenant, candidate=candidate.to_data()) if candidate else None
+    comparison = shown.value if shown else None
     names = (
         words.subjects(
             tenant,
@@ -80,6 +80,7 @@ def policy_compare(request: HttpRequest, membership) -> HttpResponse:
         active=active,
         candidate=candidate,
         problems=problems,
+        shown=shown,
         comparison=comparison,
         names=names,
         numbers=[(name, getattr(active, name), getattr(candidate or active, name)) for name in NUMBERS],
@@ -110,7 +111,14 @@ def policy_propose(request: HttpRequest, membership) -> HttpResponse:
         # Back to the same candidate (its numbers only: never the CSRF token in a URL).
         kept = {name: request.POST[name] for name in [*NUMBERS, "origin"] if request.POST.get(name)}
         return redirect(reverse("policy-compare", args=[tenant.slug]) + "?" + urlencode(kept))
-    comparison = adoption.compare(tenant, active=active, candidate=candidate)
+    # The numbers the lead saw on the comparison: kept, or counted now on a small tenant.
+    comparison = figures.read("compare", tenant, candidate=candidate.to_data()).value
+    if comparison is None:
+        messages.error(
+            request, "Nothing was proposed yet: its comparison is still being counted. Try again shortly."
+        )
+        kept = {name: request.POST[name] for name in [*NUMBERS, "origin"] if request.POST.get(name)}
+        return redirect(reverse("policy-compare", args=[tenant.slug]) + "?" + urlencode(kept))
     proposal = adoption.propose(
         tenant,
         request.user,
@@ -137,15 +145,18 @@ def policy_list(request: HttpRequest, membership) -> HttpResponse:
         proposal.proposer_name = display_name(proposal.proposed_by)
         proposal.decider_name = display_name(proposal.decided_by) if proposal.decided_by else None
         proposal.evidence_json = json.dumps(proposal.evidence, indent=2, sort_keys=True)
-    changes = redecided(tenant, PolicyVersion.objects.for_tenant(tenant).active())
+    shown = figures.read("redecided", tenant)
+    changes = shown.value or {"count": 0, "first": []}
     return page(
         request,
         membership,
         "review/policies.html",
         proposals=proposals,
         versions=PolicyVersion.objects.for_tenant(tenant).order_by("-number")[:50],
-        redecided=changes,
-        names=words.subjects(tenant, memories=[verdict.memory_id for verdict, _ in changes[:50]]),
+        shown=shown,
+        redecided=changes["first"],
+        redecided_count=changes["count"],
+        names=words.subjects(tenant, memories=[verdict.memory_id for verdict, _ in changes["first"]]),
     )
 
 

@@ -10,6 +10,7 @@ from django.views.decorators.http import require_GET, require_POST
 from memory_review import params, textlimits
 from memory_review.assessments.models import CandidateStatus, PromotionCandidate
 from memory_review.assessments.promotion import candidate_decide
+from memory_review.calibration import figures
 from memory_review.lifecycle import Actor, LifecycleError, StaleVersion
 from memory_review.tenancy.names import actor_names
 
@@ -106,11 +107,14 @@ def promotion_decide(request: HttpRequest, membership, pk: int) -> HttpResponse:
 @tenant_view
 @refused_when_blind("the disagreements page sets the policies against the reviewers and the labelers")
 def disagreement_list(request: HttpRequest, membership) -> HttpResponse:
+    tenant = membership.tenant
+    shown = figures.read("disagreements", tenant)
     return page(
         request,
         membership,
         "review/disagreements.html",
-        promotion=disagreements.promotion_agreement(membership.tenant),
-        shadow=disagreements.shadow_agreement(membership.tenant),
-        labels=disagreements.against_labels(membership.tenant),
+        shown=shown,
+        **(shown.value or {}),
+        promotion_cases=disagreements.promotion_cases(tenant),
+        shadow_cases=disagreements.shadow_cases(tenant),
     )

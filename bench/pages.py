@@ -1,0 +1,737 @@
+"""Every screen at size (issue 17): each page the navigation reaches, as a lead, an auditor and a
+labeler, and the API's reads, beside Django's admin changelist of the same memories.
+
+One tenant of N memories (default 200,000) shaped as a year of work: ten verdicts per memory
+(the last two also decided by a shadow policy), ~1.6 audited transitions per memory, hash-chained
+as the application chains them, 5% waiting in review, 7,500 labels from two labelers, 20,000
+promotion candidates, claims and assignments, 100,000 receipts, a webhook endpoint with 20,000
+deliveries, and one heavy memory with 1,000 verdicts, 50 links and 1,000 receipts. A second
+tenant of the same size shares the tables (`--tenants 2`), as the issue measured.
+
+Each page is requested in-process through Django's test client (middleware, view, queries,
+template: the server's time, not the network's) after warm-up requests, then timed:
+
+    .venv/bin/python bench/pages.py [--memories 200000] [--repeats 30] [--tenants 1|2]
+    .venv/bin/python bench/pages.py --postgres postgres://postgres@127.0.0.1:5432 --keep
+    .venv/bin/python bench/pages.py --reuse URL-or-path     # a kept database, timed again
+    .venv/bin/python bench/pages.py --reuse URL --only memory  # pages whose name has "memory"
+
+It prints median, p95 and queries per page, the targets met or not, and closes with one JSON line.
+"""
+
+import argparse
+import json
+import os
+import random
+import statistics
+import time
+from datetime import timedelta
+
+# A derived figure's job (calibration/figures.py) runs in the request that queued it: the first,
+# untimed request of such a page computes it, as the worker would; the timed ones read it kept.
+os.environ.setdefault("CELERY_TASK_ALWAYS_EAGER", "true")
+
+import django  # noqa: E402
+import numpy as np  # noqa: E402
+import throwaway  # noqa: E402, I001  (before Django: it chooses the database)
+
+django.setup()
+
+from django.contrib.auth import get_user_model  # noqa: E402
+from django.core.management import call_command  # noqa: E402
+from django.db import connection, transaction  # noqa: E402
+from django.test import Client  # noqa: E402
+from django.test.utils import CaptureQueriesContext  # noqa: E402
+from django.utils import timezone  # noqa: E402
+
+from memory_review.agents.models import Receipt, WebhookAttempt, WebhookDelivery, WebhookEndpoint  # noqa: E402
+from memory_review.assessments.models import (  # noqa: E402
+    Assessment,
+    PolicyVersion,
+    PromotionCandidate,
+    Verdict,
+)
+from memory_review.assessments.policy import Thresholds, decide, decide_promotion  # noqa: E402
+from memory_review.audit import chain  # noqa: E402
+from memory_review.audit.heads import lock_head  # noqa: E402
+from memory_review.audit.keys import keyring  # noqa: E402
+from memory_review.audit.models import Transition  # noqa: E402
+from memory_review.calibration import figures as derived  # noqa: E402
+from memory_review.calibration.models import Label  # noqa: E402
+from memory_review.memories import tallies  # noqa: E402
+from memory_review.memories.models import (  # noqa: E402
+    Memory,
+    MemoryChange,
+    MemoryLink,
+    SourceEvent,
+    content_hash,
+)
+from memory_review.review.lists import QUEUE_ORDERS  # noqa: E402
+from memory_review.review.paging import encode  # noqa: E402
+from memory_review.tenancy.models import Membership, Role, Tenant  # noqa: E402
+from memory_review.tenancy.tokens import token_create  # noqa: E402
+from memory_review.workflow import assignment  # noqa: E402
+from memory_review.workflow.models import Claim  # noqa: E402
+
+BATCH = 5000
+KINDS = [kind for kind, _ in Memory.Kind.choices]
+SOURCES = [source for source, _ in SourceEvent.Source.choices]
+POLICY = Thresholds()
+SHADOW = Thresholds.from_data({**POLICY.to_data(), "confirm_min": 0.65, "contradict_max": 0.35})
+DEAD = {
+    "contradicted": ("policy", "contradict"),
+    "superseded": ("policy", "supersede"),
+    "expired": ("system", "expire"),
+    "frozen": ("user", "freeze"),
+    "deleted": ("user", "forget"),
+}
+WORDS = ("delivery", "refund", "invoice", "address", "language", "plan", "warranty", "contact", "billing")
+
+
+def percentile(values: list[float], p: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
+
+
+def say(message: str) -> None:
+    print(message, flush=True)
+
+
+# -- the data ------------------------------------------------------------------------------------
+
+
+class Story:
+    """What happened to one memory, decided before any row is written so that the memory's
+    status and row version, its transitions and its verdicts agree."""
+
+    def __init__(self, rng: random.Random, i: int, n: int, now):
+        self.rounds = rng.choice((0, 0, 0, 1, 1, 2))  # earlier flags, each settled
+        roll = rng.random()
+        self.status = "needs_review" if roll < 0.05 else ("active" if roll < 0.82 else rng.choice(list(DEAD)))
+        self.changed = now - timedelta(minutes=rng.randrange(60 * 24 * 300))
+        self.created = self.changed - timedelta(days=rng.randrange(1, 60))
+        self.moves = 2 * self.rounds + (self.status != "active")
+        self.row_version = 1 + self.moves
+
+
+@transaction.atomic
+def write_transitions(
+    tenant: Tenant, stories: list[Story], pks: list[int], verdicts: np.ndarray, people
+) -> int:
+    """Every memory's moves, in time order, hash-chained and signed as transition() does."""
+    ring = keyring()
+    key = ring.key(ring.current)
+    head = lock_head(tenant.pk)
+    moves = []
+    for i, story in enumerate(stories):
+        span = (story.changed - story.created) / (story.moves + 1)
+        at, version, status = story.created, 1, "active"
+        for r in range(story.rounds):
+            at += span
+            moves.append(
+                (at, i, status, "needs_review", "flag", "policy:v1", verdicts[r % 10, i], version + 1)
+            )
+            at, version = at + span / 2, version + 1
+            settle = (
+                ("approve", f"user:{people[i % len(people)]}", None)
+                if i % 3
+                else ("confirm", "policy:v1", verdicts[(r + 1) % 10, i])
+            )
+            moves.append((at, i, "needs_review", "active", settle[0], settle[1], settle[2], version + 1))
+            version += 1
+        if story.status == "needs_review":
+            moves.append(
+                (story.changed, i, "active", "needs_review", "flag", "policy:v1", verdicts[9, i], version + 1)
+            )
+        elif story.status != "active":
+            kind, action = DEAD[story.status]
+            actor = {"policy": "policy:v1", "system": "system:ttl"}.get(
+                kind, f"user:{people[i % len(people)]}"
+            )
+            verdict = verdicts[9, i] if kind == "policy" else None
+            moves.append((story.changed, i, "active", story.status, action, actor, verdict, version + 1))
+    moves.sort(key=lambda move: move[0])
+    rows, prev, seq = [], head.head_hash, head.seq
+    hashed = dict(Memory.objects.for_tenant(tenant).values_list("pk", "content_hash"))
+    for at, i, from_status, to_status, action, actor, verdict, version in moves:
+        seq += 1
+        reason = f"{action} on review" if actor.startswith("user") else f"{action} by {actor}"
+        row = Transition(
+            tenant_id=tenant.pk,
+            seq=seq,
+            memory_id=pks[i],
+            from_status=from_status,
+            to_status=to_status,
+            action=action,
+            actor=actor,
+            reason=reason,
+            reason_mac=chain.text_mac(reason, key),
+            verdict_id=None if verdict is None else int(verdict),
+            row_version=version,
+            content_hash=hashed[pks[i]],
+            created_at=at,
+            prev_hash=prev,
+            key_id=ring.current,
+        )
+        row.hash = chain.row_hash(row, ring)
+        prev = row.hash
+        rows.append(row)
+        if len(rows) == BATCH:
+            Transition.objects.bulk_create(rows)
+            rows = []
+    Transition.objects.bulk_create(rows)
+    head.seq, head.head_hash = seq, prev
+    head.save(update_fields=["seq", "head_hash"])
+    return seq
+
+
+def build_tenant(slug: str, n: int, rng: random.Random, users: dict) -> dict:
+    now = timezone.now()
+    tenant = Tenant.objects.create(slug=slug, name=slug.title())
+    lead, labelers, auditor, team = users["lead"], users["labelers"], users["auditor"], users["team"]
+    Membership.objects.create(tenant=tenant, user=lead, role=Role.LEAD)
+    Membership.objects.create(tenant=tenant, user=auditor, role=Role.AUDITOR)
+    Membership.objects.create(tenant=tenant, user=users["owner"], role=Role.ADMIN)
+    Membership.objects.bulk_create(Membership(tenant=tenant, user=u, role=Role.LABELER) for u in labelers)
+    Membership.objects.bulk_create(Membership(tenant=tenant, user=u, role=Role.REVIEWER) for u in team)
+    policy = PolicyVersion.objects.create(
+        tenant=tenant, number=1, mode="active", thresholds=POLICY.to_data(), created_by="bench"
+    )
+    shadow = PolicyVersion.objects.create(
+        tenant=tenant, number=2, mode="shadow", thresholds=SHADOW.to_data(), created_by="bench"
+    )
+
+    say(f"[{slug}] writing {n:,} memories ...")
+    origins = SourceEvent.objects.bulk_create(
+        SourceEvent(
+            tenant=tenant,
+            source=source,
+            text=f"Origin notes via {source}.",
+            text_hash="x" * 64,
+            occurred_at=now - timedelta(days=300),
+        )
+        for source in SOURCES
+    )
+    stories = [Story(rng, i, n, now) for i in range(n)]
+    for start in range(0, n, BATCH):
+        rows = []
+        for i in range(start, min(n, start + BATCH)):
+            story = stories[i]
+            queued = story.status == "needs_review"
+            p_true = round(rng.uniform(0.36, 0.64), 3) if queued else round(rng.random(), 3)
+            word = WORDS[i % len(WORDS)]
+            content = f"Customer {i % 5000} prefers option {rng.randrange(100)} for the {word} (memory {i})."
+            rows.append(
+                Memory(
+                    tenant=tenant,
+                    source_event=origins[i % len(origins)],
+                    channel=origins[i % len(origins)].source,
+                    kind=KINDS[i % len(KINDS)],
+                    subject=f"{word} {i:07d} for cust-{i % 5000}",
+                    content=content,
+                    content_hash=content_hash(content),
+                    written_by="agent:bench",
+                    user_id=f"cust-{i % 5000}",
+                    status=story.status,
+                    row_version=story.row_version,
+                    p_true=p_true,
+                    threshold_gap=POLICY.gap(p_true),
+                    flagged_at=story.changed if queued else None,
+                    flagged_for=("partial" if i % 7 == 0 else "uncertain") if queued else None,
+                    created_at=story.created,
+                    updated_at=story.changed,
+                    valid_from=story.created,
+                )
+            )
+        Memory.objects.bulk_create(rows, batch_size=1000)
+    pks = list(Memory.objects.for_tenant(tenant).order_by("pk").values_list("pk", flat=True))
+
+    say(f"[{slug}] writing ten verdicts per memory (the last two with the shadow's decision too) ...")
+    judged = SourceEvent.objects.bulk_create(
+        SourceEvent(
+            tenant=tenant,
+            source=SOURCES[k % len(SOURCES)],
+            text=f"Weekly digest number {k}.",
+            text_hash="y" * 64,
+            occurred_at=now - timedelta(days=70 - 7 * k),
+        )
+        for k in range(10)
+    )
+    assessments = Assessment.objects.bulk_create(
+        Assessment(
+            tenant=tenant,
+            purpose="invalidation",
+            event=event,
+            policy=policy,
+            state="done",
+            question_set_version="bench",
+            model_name="jev-1.13.0",
+        )
+        for event in judged
+    )
+    verdicts = np.zeros((10, n), dtype=np.int64)
+    for k, (event, assessment) in enumerate(zip(judged, assessments, strict=True)):
+        for start in range(0, n, BATCH):
+            rows = []
+            for i in range(start, min(n, start + BATCH)):
+                votes = {
+                    "bears": rng.random(),
+                    "still_true": rng.random(),
+                    "replaces": rng.random() / 2,
+                    "partial": rng.random() / 2,
+                    "hypothetical": rng.random() / 5,
+                    "directive": rng.random() / 5,
+                }
+                with_shadow = (
+                    {"shadow_policy": shadow, "shadow_disposition": decide(votes, policy=SHADOW)}
+                    if k >= 8
+                    else {}
+                )
+                rows.append(
+                    Verdict(
+                        tenant=tenant,
+                        assessment=assessment,
+                        memory_id=pks[i],
+                        event=event,
+                        row_version=max(1, stories[i].row_version - 1),
+                        disposition=decide(votes),
+                        **votes,
+                        **with_shadow,
+                    )
+                )
+            created = Verdict.objects.bulk_create(rows, batch_size=1000)
+            verdicts[k, start : start + len(created)] = [v.pk for v in created]
+
+    say(f"[{slug}] writing the audit trail (hash-chained) ...")
+    people = [lead.pk, *(u.pk for u in team)]
+    transitions = write_transitions(tenant, stories, pks, verdicts, people)
+
+    say(f"[{slug}] the heavy memory: 1,000 verdicts, 50 links, 1,000 receipts ...")
+    heavy_i = next(i for i, s in enumerate(stories) if s.status == "needs_review")
+    heavy = Memory.objects.get(pk=pks[heavy_i])
+    events = SourceEvent.objects.bulk_create(
+        SourceEvent(
+            tenant=tenant,
+            source=SOURCES[k % len(SOURCES)],
+            text=f"Ticket update {k} about it.",
+            text_hash="z" * 64,
+            occurred_at=now - timedelta(hours=1000 - k),
+        )
+        for k in range(990)
+    )
+    small = Assessment.objects.bulk_create(
+        Assessment(
+            tenant=tenant,
+            purpose="invalidation",
+            event=e,
+            policy=policy,
+            state="done",
+            question_set_version="bench",
+            model_name="jev-1.13.0",
+        )
+        for e in events
+    )
+    Verdict.objects.bulk_create(
+        (
+            Verdict(
+                tenant=tenant,
+                assessment=a,
+                memory=heavy,
+                event=e,
+                row_version=heavy.row_version,
+                disposition="uncertain",
+                bears=0.9,
+                still_true=0.4 + 0.2 * rng.random(),
+                replaces=0.2,
+                partial=0.3,
+                hypothetical=0.05,
+                directive=0.02,
+            )
+            for a, e in zip(small, events, strict=True)
+        ),
+        batch_size=1000,
+    )
+    link_kinds = ["supports", "refines", "duplicates", "contradicts", "supersedes"]
+    MemoryLink.objects.bulk_create(
+        MemoryLink(
+            tenant=tenant,
+            src_id=pk if k % 2 else heavy.pk,
+            dst_id=heavy.pk if k % 2 else pk,
+            kind=link_kinds[k % 5],
+            origin="assessment",
+        )
+        for k, pk in enumerate(p for p in pks[1:52] if p != heavy.pk)
+        if k < 50
+    )
+    # The neighbours link on, so a second hop has somewhere to go.
+    MemoryLink.objects.bulk_create(
+        MemoryLink(tenant=tenant, src_id=pks[1 + k], dst_id=pks[60 + k], kind="refines", origin="assessment")
+        for k in range(50)
+    )
+
+    say(f"[{slug}] receipts, labels, candidates, claims, a webhook's deliveries ...")
+    Receipt.objects.bulk_create(
+        (
+            Receipt(
+                tenant=tenant,
+                memory_id=heavy.pk if k < 1000 else pks[rng.randrange(n)],
+                version=1,
+                response_id=f"resp-{k}",
+                user_id=f"cust-{k % 5000}",
+                agent_id="support-bot",
+                thread_id=f"thread-{k % 20000}",
+                used_at=now - timedelta(minutes=k),
+            )
+            for k in range(min(100_000, 1000 + n // 2))
+        ),
+        batch_size=BATCH,
+    )
+    # Two labelers, overlapping on a third of what they label (agreement needs pairs).
+    picked = rng.sample(range(n), min(n, 5_700))
+    labels = []
+    for j, i in enumerate(picked):
+        who = [labelers[0]] if j % 3 == 1 else [labelers[1]] if j % 3 == 2 else labelers
+        for labeler in who:
+            outcome = rng.choice(("confirmed", "confirmed", "contradicted", "uncertain", "partial"))
+            labels.append(
+                Label(tenant=tenant, verdict_id=int(verdicts[9, i]), labeler=labeler, outcome=outcome)
+            )
+    Label.objects.bulk_create(labels[:7_000], batch_size=BATCH)
+    candidates = []
+    for k in range(min(20_000, 100 + n // 10)):
+        votes = {"supported": rng.random(), "scope_fits": rng.random(), "conflict": rng.random() / 2}
+        decision = decide_promotion(votes, policy=POLICY)
+        reviewed = k % 4 != 0
+        reviewer = (
+            (decision if rng.random() < 0.85 else rng.choice(("promote", "reject"))) if reviewed else None
+        )
+        status = {"promote": "approved", "reject": "rejected", "review": "approved"}.get(
+            reviewer, "needs_review"
+        )
+        claim = f"Customer {k % 5000} asked for {WORDS[k % len(WORDS)]} option {k % 100}."
+        candidates.append(
+            PromotionCandidate(
+                tenant=tenant,
+                kind=KINDS[k % len(KINDS)],
+                subject=f"{WORDS[k % len(WORDS)]} proposal {k}",
+                claim=claim,
+                claim_hash=content_hash(claim),
+                source_event=origins[k % len(origins)],
+                proposed_by="agent:bench",
+                **votes,
+                policy_decision=decision,
+                reviewer_decision="promote" if reviewer == "review" else reviewer,
+                reviewed_by=f"user:{lead.pk}" if reviewed else None,
+                disagreement=(reviewer != decision and decision != "review") if reviewed else None,
+                status=status,
+                user_id=f"cust-{k % 5000}",
+            )
+        )
+    PromotionCandidate.objects.bulk_create(candidates, batch_size=BATCH)
+    Label.objects.bulk_create(
+        Label(
+            tenant=tenant,
+            candidate=c,
+            labeler=labelers[k % 2],
+            outcome=rng.choice(("promote", "unsupported", "conflict")),
+        )
+        for k, c in enumerate(candidates[:500])
+    )
+    waiting = Memory.objects.for_tenant(tenant).needs_review().order_by("pk")
+    Claim.objects.bulk_create(
+        Claim(
+            tenant=tenant,
+            memory=m,
+            holder=team[k % len(team)],
+            claimed_at=now - timedelta(minutes=k),
+            expires_at=now + timedelta(minutes=30) if k < 60 else now - timedelta(minutes=k - 30),
+            released_at=None if k < 60 else now - timedelta(minutes=k - 10),
+        )
+        for k, m in enumerate(waiting[:3000])
+    )
+    assignment.rule_create(tenant=tenant, to=team[0], by=lead, channel="email")
+    assignment.rule_create(tenant=tenant, to=team[1], by=lead, kind="preference", subject="refund")
+    for k, memory in enumerate(waiting[:200]):
+        assignment.assign(memory=memory, to=lead if k % 2 else team[2 + k % 4], by=lead)
+
+    moved = (
+        Transition.objects.for_tenant(tenant).order_by("-seq").values_list("pk", "memory_id", "created_at")
+    )
+    changes = MemoryChange.objects.bulk_create(
+        (
+            MemoryChange(
+                tenant=tenant, seq=k + 1, memory_id=memory, kind="moved", transition_id=pk, created_at=at
+            )
+            for k, (pk, memory, at) in enumerate(reversed(list(moved[:20_000])))
+        ),
+        batch_size=BATCH,
+    )
+    endpoint = WebhookEndpoint.objects.create(
+        tenant=tenant,
+        url="https://agent.example.com/hooks",
+        secret="whsec_" + "A" * 32,
+        created_by="bench",
+        cursor=changes[-1].seq,
+        description="support-bot's cache",
+    )
+    deliveries = WebhookDelivery.objects.bulk_create(
+        (
+            WebhookDelivery(
+                tenant=tenant,
+                endpoint=endpoint,
+                change=c,
+                msg_id=f"msg_{slug}_{c.seq}",
+                state="delivered" if k % 50 else ("failed" if k % 100 else "pending"),
+                attempts=1 if k % 50 else 3,
+                next_attempt_at=c.created_at,
+                delivered_at=c.created_at if k % 50 else None,
+                last_code=200 if k % 50 else 503,
+            )
+            for k, c in enumerate(changes)
+        ),
+        batch_size=BATCH,
+    )
+    WebhookAttempt.objects.bulk_create(
+        (
+            WebhookAttempt(
+                tenant=tenant,
+                delivery=d,
+                number=1,
+                started_at=d.next_attempt_at,
+                latency_ms=40,
+                code=d.last_code,
+            )
+            for d in deliveries
+        ),
+        batch_size=BATCH,
+    )
+    tallies.recount(tenant)  # the rows went in around the writers that keep the counts
+    return {"tenant": tenant, "heavy": heavy, "transitions": transitions}
+
+
+def build(n: int, tenants: int) -> None:
+    rng = random.Random(7)
+    User = get_user_model()
+    users = {
+        "lead": User.objects.create_user(
+            "bench-lead", password="bench", first_name="Maria", last_name="Chen"
+        ),
+        "auditor": User.objects.create_user("bench-auditor", first_name="Omar", last_name="Haddad"),
+        "owner": User.objects.create_user("bench-owner", first_name="Sam", last_name="Okoro"),
+        "labelers": [
+            User.objects.create_user(f"bench-labeler-{k}", first_name=name, last_name="Labeler")
+            for k, name in enumerate(("Lea", "Lou"))
+        ],
+        "team": [
+            User.objects.create_user(f"bench-reviewer-{k}", first_name=name, last_name="Reviewer")
+            for k, name in enumerate(("Ana", "Ben", "Chloe", "Dev", "Eli", "Fay"))
+        ],
+    }
+    User.objects.create_superuser("bench-admin", password="bench")
+    for t in range(tenants):
+        build_tenant("bench" if t == 0 else f"bench{t + 1}", n, rng, users)
+    with connection.cursor() as cursor:
+        cursor.execute("VACUUM ANALYZE" if connection.vendor == "postgresql" else "ANALYZE")
+
+
+# -- the measurements ----------------------------------------------------------------------------
+
+
+def measure(client: Client, url: str, repeats: int) -> dict:
+    for _ in range(3):
+        response = client.get(url)
+        assert response.status_code == 200 or (url == "/" and response.status_code == 302), (
+            url,
+            response.status_code,
+            response.content[:500],
+        )
+    with CaptureQueriesContext(connection) as captured:
+        client.get(url)
+    queries = len(captured)  # now: the next request clears the connection's query log
+    samples = []
+    for _ in range(repeats):
+        started = time.perf_counter()
+        response = client.get(url)
+        if response.streaming:
+            b"".join(response.streaming_content)
+        samples.append((time.perf_counter() - started) * 1000)
+    return {
+        "median_ms": round(statistics.median(samples), 1),
+        "p95_ms": round(percentile(samples, 95), 1),
+        "queries": queries,
+    }
+
+
+def deep_cursor(tenant: Tenant, position: int) -> str:
+    ordering = QUEUE_ORDERS["risk"]
+    row = Memory.objects.for_tenant(tenant).needs_review().order_by(*ordering)[position]
+    return encode(row, ordering)
+
+
+# Each page: (who, url, target group). Groups and their p95 targets (issue 17, item 2).
+TARGETS = {"list": 60, "memory": 100, "derived": 300, "label": 50, "api": 60, "admin": None}
+
+
+def pages(tenant: Tenant, heavy: Memory, token: str) -> dict[str, tuple[str, str, str]]:
+    t = f"/t/{tenant.slug}"
+    queued = Memory.objects.for_tenant(tenant).needs_review().count()
+    assessment = Assessment.objects.for_tenant(tenant).order_by("pk").first()
+    candidate = PromotionCandidate.objects.for_tenant(tenant).filter(disagreement=True).order_by("pk").first()
+    endpoint = WebhookEndpoint.objects.for_tenant(tenant).get()
+    n = Memory.objects.for_tenant(tenant).count()
+    deep_seq = encode(Transition.objects.for_tenant(tenant).order_by("seq")[min(1000, n // 2)], ("-seq",))
+    deep_memory = Memory.objects.for_tenant(tenant).order_by("-pk").values_list("pk", flat=True)[n // 3]
+    feed_end = MemoryChange.objects.for_tenant(tenant).count()
+    lead = f"user:{get_user_model().objects.get(username='bench-lead').pk}"
+    same = f"status__exact=needs_review&tenant__id__exact={tenant.pk}"  # the queue's memories
+    api = f"/api/v1/t/{tenant.slug}"
+    return {
+        # A support lead's day
+        "home": ("lead", "/", "list"),
+        "tenant_home": ("lead", f"{t}/", "list"),
+        "queue_first": ("lead", f"{t}/review/", "list"),
+        "queue_deep": ("lead", f"{t}/review/?after={deep_cursor(tenant, max(0, queued - 10))}", "list"),
+        "queue_filtered": ("lead", f"{t}/review/?kind=preference&source=email&flagged_for=uncertain", "list"),
+        "queue_by_subject": ("lead", f"{t}/review/?q=refund%2000", "list"),
+        "queue_by_subject_rare": ("lead", f"{t}/review/?q=0012345", "list"),
+        "queue_assigned_mine": ("lead", f"{t}/review/?assigned=mine", "list"),
+        "queue_oldest": ("lead", f"{t}/review/?order=oldest", "list"),
+        "queue_changes": ("lead", f"{t}/review/changes/?since=2026-01-01T00:00:00Z", "list"),
+        "review_flow": ("lead", f"{t}/review/flow/", "list"),
+        "review_team": ("lead", f"{t}/review/team/", "list"),
+        "memories_all": ("lead", f"{t}/memories/", "list"),
+        "memories_by_status": ("lead", f"{t}/memories/?status=superseded", "list"),
+        "memories_search": ("lead", f"{t}/memories/?q=invoice%20001", "list"),
+        "memory_heavy": ("lead", f"{t}/memories/{heavy.pk}/", "memory"),
+        "memory_heavy_2hops": ("lead", f"{t}/memories/{heavy.pk}/?hops=2", "memory"),
+        "memory_plain": ("lead", f"{t}/memories/{deep_memory}/", "memory"),
+        "promotions": ("lead", f"{t}/promotions/", "list"),
+        "promotions_all": ("lead", f"{t}/promotions/?show=all", "list"),
+        "promotion_detail": ("lead", f"{t}/promotions/{candidate.pk}/", "memory"),
+        "disagreements": ("lead", f"{t}/promotions/disagreements/", "derived"),
+        "assessments": ("lead", f"{t}/assessments/", "list"),
+        "assessment_detail": ("lead", f"{t}/assessments/{assessment.pk}/", "list"),
+        "assessment_detail_deep": ("lead", f"{t}/assessments/{assessment.pk}/?page=3000", "list"),
+        "erasures": ("lead", f"{t}/erasures/", "list"),
+        "members": ("lead", f"{t}/members/", "list"),
+        "tokens": ("owner", f"{t}/tokens/", "list"),
+        "webhooks": ("owner", f"{t}/webhooks/", "list"),
+        "webhook_log": ("owner", f"{t}/webhooks/{endpoint.pk}/", "list"),
+        "calibration": ("lead", f"{t}/calibration/", "derived"),
+        "compare": ("lead", f"{t}/calibration/compare/?confirm_min=0.55&contradict_max=0.45", "derived"),
+        "policies": ("lead", f"{t}/policies/", "list"),
+        # A compliance auditor's
+        "audit_first": ("auditor", f"{t}/audit/", "list"),
+        "audit_deep": ("auditor", f"{t}/audit/?after={deep_seq}", "list"),
+        "audit_by_actor": ("auditor", f"{t}/audit/?actor={lead}", "list"),
+        "audit_by_action": ("auditor", f"{t}/audit/?action=restore", "list"),
+        "audit_by_subject": ("auditor", f"{t}/audit/?subject=warranty%200001", "list"),
+        "audit_by_memory": ("auditor", f"{t}/audit/?memory={heavy.pk}", "list"),
+        "lineage": ("auditor", f"{t}/audit/memories/{heavy.pk}/", "memory"),
+        "auditor_memory": ("auditor", f"{t}/memories/{heavy.pk}/", "memory"),
+        # A calibration labeler's
+        "next_label": ("labeler", f"{t}/labels/", "label"),
+        "next_candidate_label": ("labeler", f"{t}/labels/?kind=candidate", "label"),
+        "label_agreement": ("lead", f"{t}/labels/agreement/", "derived"),
+        "labeler_calibration": ("labeler", f"{t}/calibration/", "derived"),
+        # The agents' API
+        "api_in_force": ("agent", f"{api}/memories?user_id=cust-42", "api"),
+        "api_memories_page": ("agent", f"{api}/memories?kind=preference&limit=500", "api"),
+        "api_as_of": ("agent", f"{api}/memories?user_id=cust-42&as_of=2026-09-01T00:00:00Z", "api"),
+        "api_changes": ("agent", f"{api}/changes?after={max(0, feed_end - 500)}", "api"),
+        "api_assessment": ("agent", f"{api}/assessments/{assessment.pk}", "api"),
+        "api_webhooks": ("lead-agent", f"{api}/webhooks", "api"),
+        # Django's admin on the same rows
+        "admin_first": ("admin", f"/admin/memories/memory/?{same}", "admin"),
+        "admin_deep": ("admin", f"/admin/memories/memory/?{same}&p={-(-queued // 100)}", "admin"),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--memories", type=int, default=200_000)
+    parser.add_argument("--tenants", type=int, default=1, help="tenants of that size sharing the tables")
+    parser.add_argument("--repeats", type=int, default=30)
+    parser.add_argument("--postgres", metavar="URL", help="e.g. postgres://postgres@127.0.0.1:5432")
+    parser.add_argument("--keep", action="store_true", help="keep the database afterwards (then --reuse it)")
+    parser.add_argument("--reuse", metavar="URL_OR_PATH", help="time a database kept by --keep, no build")
+    parser.add_argument("--only", metavar="TEXT", help="only the pages whose name contains TEXT")
+    args = parser.parse_args()
+    call_command("migrate", verbosity=0)
+    started = time.perf_counter()
+    if not args.reuse:
+        build(args.memories, args.tenants)
+    tenant = Tenant.objects.get(slug="bench")
+    heavy = Memory.objects.for_tenant(tenant).needs_review().order_by("pk").first()  # as build_tenant chose
+    n = Memory.objects.for_tenant(tenant).count()
+    tenants = Tenant.objects.filter(slug__startswith="bench").count()
+    say(
+        f"{'reused' if args.reuse else 'built'} in {time.perf_counter() - started:.0f} s: "
+        f"{tenants} tenant(s) of "
+        f"{n:,} memories; in all {Verdict.objects.count():,} verdicts, {Transition.objects.count():,} "
+        f"transitions, {Label.objects.count():,} labels ({connection.vendor})\n"
+    )
+    User = get_user_model()
+    token = token_create(tenant=tenant, name=f"bench-{time.time_ns()}")[1]
+    clients = {"agent": Client(HTTP_AUTHORIZATION=f"Bearer {token}")}
+    for who, username in (
+        ("lead", "bench-lead"),
+        ("auditor", "bench-auditor"),
+        ("labeler", "bench-labeler-0"),
+        ("owner", "bench-owner"),
+        ("admin", "bench-admin"),
+    ):
+        clients[who] = Client()
+        clients[who].force_login(User.objects.get(username=username))  # the login throttle wants a request
+    clients["lead-agent"] = clients["agent"]
+    computed = {}  # figure name -> ms its job took
+    compute = derived.compute
+
+    def timed(name, tenant, params, **kwargs):
+        kept = compute(name, tenant, params, **kwargs)
+        computed[f"{name} {json.dumps(params, sort_keys=True)}" if params else name] = kept["took_ms"]
+        return kept
+
+    derived.compute = timed
+    figures, met = {}, {}
+    say(f"{'page':<24} {'who':<8} {'median':>9} {'p95':>9} {'queries':>8} {'target':>8}")
+    for name, (who, url, group) in pages(tenant, heavy, token).items():
+        if args.only and args.only not in name:
+            continue
+        f = figures[name] = {**measure(clients[who], url, args.repeats), "who": who, "group": group}
+        target = TARGETS[group]
+        if target is not None:
+            met[name] = f["p95_ms"] <= target
+        mark = "" if target is None else (f"{target} ms" if met[name] else f"{target} MISS")
+        say(f"{name:<24} {who:<8} {f['median_ms']:>7.1f}ms {f['p95_ms']:>7.1f}ms {f['queries']:>8} {mark:>8}")
+    if computed:
+        say("\nderived figures, computed by their job once per change of their data (not per request):")
+        for name, took in computed.items():
+            say(f"  {name:<60} {took:>9,} ms")
+    missed = sorted(name for name, ok in met.items() if not ok)
+    missing = f"; missed: {', '.join(missed)}" if missed else ""
+    say(f"\ntargets met on {len(met) - len(missed)} of {len(met)} pages{missing}")
+    if "admin_first" in figures and "queue_first" in figures:
+        ratio = figures["admin_first"]["median_ms"] / figures["queue_first"]["median_ms"]
+        say(f"admin changelist / review queue, first page medians: {ratio:.1f}x")
+    backend = connection.vendor
+    if args.keep:
+        say(f"kept: {connection.settings_dict['NAME']}  (time it again with --reuse)")
+    else:
+        throwaway.drop()
+    print(
+        json.dumps(
+            {
+                "memories": n,
+                "tenants": tenants,
+                "backend": backend,
+                "pages": figures,
+                "missed": missed,
+                "figure_jobs_ms": computed,
+            }
+        )
+    )
+
+
+if __name__ == "__main__":
+    main()

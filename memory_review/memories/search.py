@@ -1,0 +1,79 @@
+"""Case-insensitive "contains" over subjects and content that stays fast at any size (issue 17,
+item 3): the queue's and the memories list's search and the audit trail's subject filter.
+
+`field__textcontains=text` means what Django's `icontains` means (the text anywhere in the
+column, any case), and each database answers it from an index where it has one:
+
+* PostgreSQL: `UPPER(col) LIKE UPPER('%text%')`, which a trigram GIN index on `UPPER(col)`
+  (pg_trgm, migration memories/0010) answers for any text of three characters or more; shorter
+  text scans, as any substring search must.
+* Oracle: `CONTAINS(col, '%word% & %word%') > 0` against an Oracle Text CONTEXT index with a
+  substring word list (sql/oracle/030_indexes.sql) narrows the rows by each word of the text, and
+  the same `UPPER LIKE` keeps the exact meaning (Oracle Text matches words, not substrings that
+  span them). Text with no letter or digit is the LIKE alone.
+* SQLite: the LIKE alone, a plain scan; fine for a development database, not for millions.
+"""
+
+import re
+
+from django.db.models import CharField, TextField
+from django.db.models.lookups import IContains
+
+# Oracle Text treats these as operators or wildcards; a word keeps only letters and digits.
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+def text_query(text: str) -> str | None:
+    """The Oracle Text query that narrows to rows holding every word of `text` somewhere
+    (`%word%`: double-truncated, served by the substring index); None when there is no word."""
+    words = [word for word in _WORD.findall(text.replace("_", " ")) if word]
+    return " & ".join(f"%{word}%" for word in words) or None
+
+
+class TextContains(IContains):
+    lookup_name = "textcontains"
+
+    def get_rhs_op(self, connection, rhs):
+        # The backends' operator tables know the SQL by icontains's name.
+        if hasattr(self.rhs, "as_sql") or self.bilateral_transforms:
+            return connection.pattern_ops["icontains"].format(connection.pattern_esc).format(rhs)
+        return connection.operators["icontains"] % rhs
+
+    def as_oracle(self, compiler, connection):
+        like_sql, like_params = super().as_sql(compiler, connection)
+        query = text_query(str(self.rhs))
+        if query is None:
+            return like_sql, like_params
+        lhs_sql, lhs_params = self.process_lhs(compiler, connection)
+        return f"(CONTAINS({lhs_sql}, %s) > 0 AND {like_sql})", [*lhs_params, query, *like_params]
+
+
+CharField.register_lookup(TextContains)
+TextField.register_lookup(TextContains)
+
+
+def trigram_indexes(*indexes: tuple[str, str, str]):
+    """Migration operations for (index name, table, column): a trigram GIN index on
+    UPPER(column), built CONCURRENTLY so a large table keeps taking writes meanwhile (the
+    migration must be non-atomic). PostgreSQL only; Oracle's are in sql/oracle/030_indexes.sql."""
+    from django.db import migrations
+
+    def create(apps, schema_editor):
+        if schema_editor.connection.vendor != "postgresql":
+            return
+        with schema_editor.connection.cursor() as cursor:
+            cursor.execute("CREATE EXTENSION IF NOT EXISTS pg_trgm")
+            for name, table, column in indexes:
+                cursor.execute(
+                    f"CREATE INDEX CONCURRENTLY IF NOT EXISTS {name} ON {table} "
+                    f'USING gin (UPPER("{column}") gin_trgm_ops)'
+                )
+
+    def drop(apps, schema_editor):
+        if schema_editor.connection.vendor != "postgresql":
+            return
+        with schema_editor.connection.cursor() as cursor:
+            for name, _, _ in indexes:
+                cursor.execute(f"DROP INDEX CONCURRENTLY IF EXISTS {name}")
+
+    return [migrations.RunPython(create, drop)]
