@@ -576,7 +576,8 @@ def pages(tenant: Tenant, heavy: Memory, token: str) -> dict[str, tuple[str, str
     t = f"/t/{tenant.slug}"
     queued = Memory.objects.for_tenant(tenant).needs_review().count()
     assessment = Assessment.objects.for_tenant(tenant).order_by("pk").first()
-    candidate = PromotionCandidate.objects.for_tenant(tenant).filter(disagreement=True).order_by("pk").first()
+    candidates = PromotionCandidate.objects.for_tenant(tenant).order_by("pk")
+    candidate = candidates.filter(disagreement=True).first() or candidates.first()
     endpoint = WebhookEndpoint.objects.for_tenant(tenant).get()
     n = Memory.objects.for_tenant(tenant).count()
     deep_seq = encode(Transition.objects.for_tenant(tenant).order_by("seq")[min(1000, n // 2)], ("-seq",))
