@@ -16,7 +16,7 @@ column, any case), and each database answers it from an index where it has one:
 
 import re
 
-from django.db.models import CharField, TextField
+from django.db.models import CharField, Lookup, TextField
 from django.db.models.lookups import IContains
 
 # Oracle Text treats these as operators or wildcards; a word keeps only letters and digits.
@@ -30,21 +30,25 @@ def text_query(text: str) -> str | None:
     return " & ".join(f"%{word}%" for word in words) or None
 
 
-class TextContains(IContains):
+class TextContains(Lookup):
+    """`icontains`, answered from a text index where the database has one (module docstring)."""
+
     lookup_name = "textcontains"
 
-    def get_rhs_op(self, connection, rhs):
-        # The backends' operator tables know the SQL by icontains's name.
-        if hasattr(self.rhs, "as_sql") or self.bilateral_transforms:
-            return connection.pattern_ops["icontains"].format(connection.pattern_esc).format(rhs)
-        return connection.operators["icontains"] % rhs
+    def _like(self) -> IContains:
+        return IContains(self.lhs, self.rhs)
+
+    def as_sql(self, compiler, connection):
+        # Django's own icontains, as each backend writes it (UPPER(col::text) LIKE UPPER(..) on
+        # PostgreSQL: the expression the trigram indexes are built on).
+        return compiler.compile(self._like())
 
     def as_oracle(self, compiler, connection):
-        like_sql, like_params = super().as_sql(compiler, connection)
+        like_sql, like_params = compiler.compile(self._like())
         query = text_query(str(self.rhs))
         if query is None:
             return like_sql, like_params
-        lhs_sql, lhs_params = self.process_lhs(compiler, connection)
+        lhs_sql, lhs_params = compiler.compile(self.lhs)
         return f"(CONTAINS({lhs_sql}, %s) > 0 AND {like_sql})", [*lhs_params, query, *like_params]
 
 
