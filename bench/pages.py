@@ -20,6 +20,7 @@ It prints median, p95 and queries per page, the targets met or not, and closes w
 """
 
 import argparse
+import bisect
 import json
 import os
 import random
@@ -74,6 +75,7 @@ from memory_review.workflow import assignment  # noqa: E402
 from memory_review.workflow.models import Claim  # noqa: E402
 
 BATCH = 5000
+PER_EVENT, WIDE = 100, 20_000  # memories an event bears on; the one broad event's
 KINDS = [kind for kind, _ in Memory.Kind.choices]
 SOURCES = [source for source, _ in SourceEvent.Source.choices]
 POLICY = Thresholds()
@@ -247,30 +249,42 @@ def build_tenant(slug: str, n: int, rng: random.Random, users: dict) -> dict:
     pks = list(Memory.objects.for_tenant(tenant).order_by("pk").values_list("pk", flat=True))
 
     say(f"[{slug}] writing ten verdicts per memory (the last two with the shadow's decision too) ...")
-    judged = SourceEvent.objects.bulk_create(
-        SourceEvent(
-            tenant=tenant,
-            source=SOURCES[k % len(SOURCES)],
-            text=f"Weekly digest number {k}.",
-            text_hash="y" * 64,
-            occurred_at=now - timedelta(days=70 - 7 * k),
+    # Each round's events bear on 100 memories each, as a ticket or a chat does; the first
+    # round's first event is a broad change (a policy announcement) judged against 20,000.
+    rounds = []
+    for k in range(10):
+        edges = list(range(0, n, PER_EVENT)) if k else [0, *range(min(n, WIDE), n, PER_EVENT)]
+        events = SourceEvent.objects.bulk_create(
+            (
+                SourceEvent(
+                    tenant=tenant,
+                    source=SOURCES[(k + g) % len(SOURCES)],
+                    text=f"Ticket {k}-{g}: the customer wrote about their {WORDS[g % len(WORDS)]}.",
+                    text_hash="y" * 64,
+                    occurred_at=now - timedelta(days=70 - 7 * k, minutes=g),
+                )
+                for g in range(len(edges))
+            ),
+            batch_size=BATCH,
         )
-        for k in range(10)
-    )
-    assessments = Assessment.objects.bulk_create(
-        Assessment(
-            tenant=tenant,
-            purpose="invalidation",
-            event=event,
-            policy=policy,
-            state="done",
-            question_set_version="bench",
-            model_name="jev-1.13.0",
+        assessments = Assessment.objects.bulk_create(
+            (
+                Assessment(
+                    tenant=tenant,
+                    purpose="invalidation",
+                    event=event,
+                    policy=policy,
+                    state="done",
+                    question_set_version="bench",
+                    model_name="jev-1.13.0",
+                )
+                for event in events
+            ),
+            batch_size=BATCH,
         )
-        for event in judged
-    )
+        rounds.append((edges, events, assessments))
     verdicts = np.zeros((10, n), dtype=np.int64)
-    for k, (event, assessment) in enumerate(zip(judged, assessments, strict=True)):
+    for k, (edges, events, assessments) in enumerate(rounds):
         for start in range(0, n, BATCH):
             rows = []
             for i in range(start, min(n, start + BATCH)):
@@ -290,9 +304,9 @@ def build_tenant(slug: str, n: int, rng: random.Random, users: dict) -> dict:
                 rows.append(
                     Verdict(
                         tenant=tenant,
-                        assessment=assessment,
+                        assessment=assessments[bisect.bisect_right(edges, i) - 1],
                         memory_id=pks[i],
-                        event=event,
+                        event_id=events[bisect.bisect_right(edges, i) - 1].pk,
                         row_version=max(1, stories[i].row_version - 1),
                         disposition=decide(votes),
                         **votes,
@@ -575,7 +589,7 @@ TARGETS = {"list": 60, "memory": 100, "derived": 300, "label": 50, "api": 60, "a
 def pages(tenant: Tenant, heavy: Memory, token: str) -> dict[str, tuple[str, str, str]]:
     t = f"/t/{tenant.slug}"
     queued = Memory.objects.for_tenant(tenant).needs_review().count()
-    assessment = Assessment.objects.for_tenant(tenant).order_by("pk").first()
+    wide, typical = Assessment.objects.for_tenant(tenant).order_by("pk")[:2]  # 20,000 and 100 verdicts
     candidates = PromotionCandidate.objects.for_tenant(tenant).order_by("pk")
     candidate = candidates.filter(disagreement=True).first() or candidates.first()
     endpoint = WebhookEndpoint.objects.for_tenant(tenant).get()
@@ -603,6 +617,7 @@ def pages(tenant: Tenant, heavy: Memory, token: str) -> dict[str, tuple[str, str
         "memories_all": ("lead", f"{t}/memories/", "list"),
         "memories_by_status": ("lead", f"{t}/memories/?status=superseded", "list"),
         "memories_search": ("lead", f"{t}/memories/?q=invoice%20001", "list"),
+        "memories_search_common": ("lead", f"{t}/memories/?q=invoice", "list"),
         "memory_heavy": ("lead", f"{t}/memories/{heavy.pk}/", "memory"),
         "memory_heavy_2hops": ("lead", f"{t}/memories/{heavy.pk}/?hops=2", "memory"),
         "memory_plain": ("lead", f"{t}/memories/{deep_memory}/", "memory"),
@@ -611,8 +626,9 @@ def pages(tenant: Tenant, heavy: Memory, token: str) -> dict[str, tuple[str, str
         "promotion_detail": ("lead", f"{t}/promotions/{candidate.pk}/", "memory"),
         "disagreements": ("lead", f"{t}/promotions/disagreements/", "derived"),
         "assessments": ("lead", f"{t}/assessments/", "list"),
-        "assessment_detail": ("lead", f"{t}/assessments/{assessment.pk}/", "list"),
-        "assessment_detail_deep": ("lead", f"{t}/assessments/{assessment.pk}/?page=3000", "list"),
+        "assessment_typical": ("lead", f"{t}/assessments/{typical.pk}/", "list"),
+        "assessment_wide": ("lead", f"{t}/assessments/{wide.pk}/", "list"),
+        "assessment_wide_deep": ("lead", f"{t}/assessments/{wide.pk}/?page=300", "list"),
         "erasures": ("lead", f"{t}/erasures/", "list"),
         "members": ("lead", f"{t}/members/", "list"),
         "tokens": ("owner", f"{t}/tokens/", "list"),
@@ -627,6 +643,7 @@ def pages(tenant: Tenant, heavy: Memory, token: str) -> dict[str, tuple[str, str
         "audit_by_actor": ("auditor", f"{t}/audit/?actor={lead}", "list"),
         "audit_by_action": ("auditor", f"{t}/audit/?action=restore", "list"),
         "audit_by_subject": ("auditor", f"{t}/audit/?subject=warranty%200001", "list"),
+        "audit_by_common_subject": ("auditor", f"{t}/audit/?subject=warranty", "list"),
         "audit_by_memory": ("auditor", f"{t}/audit/?memory={heavy.pk}", "list"),
         "lineage": ("auditor", f"{t}/audit/memories/{heavy.pk}/", "memory"),
         "auditor_memory": ("auditor", f"{t}/memories/{heavy.pk}/", "memory"),
@@ -640,7 +657,8 @@ def pages(tenant: Tenant, heavy: Memory, token: str) -> dict[str, tuple[str, str
         "api_memories_page": ("agent", f"{api}/memories?kind=preference&limit=500", "api"),
         "api_as_of": ("agent", f"{api}/memories?user_id=cust-42&as_of=2026-09-01T00:00:00Z", "api"),
         "api_changes": ("agent", f"{api}/changes?after={max(0, feed_end - 500)}", "api"),
-        "api_assessment": ("agent", f"{api}/assessments/{assessment.pk}", "api"),
+        "api_assessment": ("agent", f"{api}/assessments/{typical.pk}", "api"),
+        "api_assessment_wide": ("agent", f"{api}/assessments/{wide.pk}", "api"),
         "api_webhooks": ("lead-agent", f"{api}/webhooks", "api"),
         # Django's admin on the same rows
         "admin_first": ("admin", f"/admin/memories/memory/?{same}", "admin"),
@@ -690,7 +708,7 @@ def main() -> None:
 
     def timed(name, tenant, params, **kwargs):
         kept = compute(name, tenant, params, **kwargs)
-        computed[f"{name} {json.dumps(params, sort_keys=True)}" if params else name] = kept["took_ms"]
+        computed[f"{name} ({', '.join(sorted(params))})" if params else name] = kept["took_ms"]
         return kept
 
     derived.compute = timed

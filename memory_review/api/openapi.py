@@ -141,15 +141,12 @@ def schema() -> dict:
             "/api/v1/t/{slug}/candidates": _post(
                 "Propose a memory for promotion (shadow mode: a reviewer decides).", "CandidateIn", "202"
             ),
-            "/api/v1/t/{slug}/assessments/{id}": {
-                "get": {
-                    "summary": "An assessment's state, counts, cost and verdicts.",
-                    "parameters": [
-                        _TENANT,
-                        {"name": "id", "in": "path", "required": True, "schema": {"type": "integer"}},
-                    ],
-                    "responses": {"200": {"description": "The assessment."}, **_ERRORS},
-                }
-            },
+            "/api/v1/t/{slug}/assessments/{id}": _get(
+                "An assessment's state, counts and cost, and a keyset page of its verdicts in id "
+                "order (an event that bears on thousands of memories pages; `next_after` is null "
+                "on the last page).",
+                schemas.AssessmentQuery,
+                ids=("id",),
+            ),
         },
     }

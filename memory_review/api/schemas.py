@@ -162,6 +162,9 @@ class WebhookChange(Strict):
     enabled: bool = Field(description="false: nothing is sent (what changes meanwhile waits); true: send.")
 
 
+VERDICT_PAGE = 500  # an assessment's verdicts in one answer, at most
+
+
 class Query(BaseModel):
     """A GET's query string: values arrive as text, so types are coerced, but unknown names are
     refused (a misspelt `user_id` must not widen the answer to everyone)."""
@@ -193,6 +196,13 @@ class ChangesQuery(Query):
         default=0, description="Seconds to hold the request open until a change arrives (long poll)."
     )
     limit: page_size(feed.MAX_PAGE) = 100
+
+
+class AssessmentQuery(Query):
+    after: Annotated[int, Field(ge=0, le=HIGHEST_ID)] = Field(
+        default=0, description="The `next_after` of the page before: verdicts after this id."
+    )
+    limit: page_size(VERDICT_PAGE) = VERDICT_PAGE
 
 
 class DeliveriesQuery(Query):

@@ -3,7 +3,6 @@ is written; a missing or wrong token is a 401; another tenant's URL is a 404."""
 
 import hashlib
 import json
-from collections import Counter
 from functools import wraps
 
 from django.conf import settings
@@ -19,6 +18,7 @@ from memory_review import params
 from memory_review.agents import feed, inforce, shapes, webhooks
 from memory_review.agents import receipts as receipt_log
 from memory_review.agents.models import WebhookDelivery
+from memory_review.assessments import selectors as assessments_selectors
 from memory_review.assessments.invalidation import observe_event
 from memory_review.assessments.models import Assessment, NoActivePolicy
 from memory_review.assessments.promotion import candidate_propose
@@ -340,8 +340,15 @@ def candidates(request: HttpRequest, tenant):
 @require_GET
 @api_view
 def assessment_detail(request: HttpRequest, tenant, pk: int):
+    asked = query(request, schemas.AssessmentQuery)
     assessment = get_object_or_404(Assessment.objects.for_tenant(tenant).select_related("policy"), pk=pk)
-    verdicts = list(assessment.verdicts.select_related("memory").order_by("pk"))
+    counts = assessments_selectors.verdict_counts(assessment)
+    verdicts = list(
+        assessment.verdicts.filter(pk__gt=asked.after)
+        .select_related("memory")
+        .order_by("pk")[: asked.limit + 1]
+    )
+    more, verdicts = len(verdicts) > asked.limit, verdicts[: asked.limit]
     return JsonResponse(
         {
             "id": assessment.pk,
@@ -361,9 +368,9 @@ def assessment_detail(request: HttpRequest, tenant, pk: int):
             "counts": {
                 "candidates": assessment.candidates_total,
                 "screened_out": assessment.candidates_screened_out,
-                "verdicts": len(verdicts),
-                "applied": sum(v.applied for v in verdicts),
-                "by_disposition": dict(Counter(v.disposition for v in verdicts)),
+                "verdicts": counts.verdicts,
+                "applied": counts.applied,
+                "by_disposition": counts.by_disposition,
             },
             "verdicts": [
                 {
@@ -378,6 +385,7 @@ def assessment_detail(request: HttpRequest, tenant, pk: int):
                 }
                 for v in verdicts
             ],
+            "next_after": verdicts[-1].pk if more else None,
         }
     )
 

@@ -224,6 +224,8 @@ class Verdict(SealedTenantOwned):
             # A memory's votes newest first, a page at a time (without it PostgreSQL walks the
             # primary key backwards and discards every other memory's votes on the way).
             models.Index(fields=["memory", "-id"], name="verdict_memory_ix"),
+            # An assessment's verdicts in id order, a keyset page at a time (its API).
+            models.Index(fields=["assessment", "id"], name="verdict_assessment_ix"),
         ]
 
     def __str__(self) -> str:

@@ -1,6 +1,8 @@
 """Reads the assessment screens share."""
 
-from django.db.models import Count, F, OuterRef, Subquery
+from dataclasses import dataclass
+
+from django.db.models import Count, F, OuterRef, Q, Subquery
 from django.db.models.functions import Coalesce
 from django.shortcuts import get_object_or_404
 
@@ -51,3 +53,27 @@ def candidate_of(assessment: Assessment) -> PromotionCandidate | None:
     if assessment.purpose != Assessment.Purpose.PROMOTION:
         return None
     return PromotionCandidate.objects.filter(assessment=assessment).select_related("source_event").first()
+
+
+@dataclass(frozen=True)
+class VerdictCounts:
+    verdicts: int
+    applied: int
+    by_disposition: dict[str, int]
+
+
+def verdict_counts(assessment: Assessment) -> VerdictCounts:
+    """How many verdicts it gave, applied, and of each disposition: one grouped query, however many
+    verdicts (its page lists a keyset page of them)."""
+    rows = (
+        Verdict.objects.filter(assessment=assessment)
+        .values("disposition")
+        .annotate(n=Count("id"), applied=Count("id", filter=Q(applied=True)))
+        .order_by()
+    )
+    by = {row["disposition"]: (row["n"], row["applied"]) for row in rows}
+    return VerdictCounts(
+        verdicts=sum(n for n, _ in by.values()),
+        applied=sum(a for _, a in by.values()),
+        by_disposition={disposition: n for disposition, (n, _) in by.items()},
+    )

@@ -50,18 +50,10 @@ class TrailFilters(forms.Form):
         if data.get("memory"):
             transitions = transitions.filter(memory_id=data["memory"])
         if data.get("subject"):
+            text = data["subject"]
             transitions = transitions.filter(
-                # Each side from its own index (memories/search.py), not through the joins.
-                Q(
-                    memory_id__in=Memory.objects.for_tenant(self.tenant)
-                    .filter(subject__textcontains=data["subject"])
-                    .values("pk")
-                )
-                | Q(
-                    candidate_id__in=PromotionCandidate.objects.for_tenant(self.tenant)
-                    .filter(subject__textcontains=data["subject"])
-                    .values("pk")
-                )
+                _subjects(Memory.objects.for_tenant(self.tenant), "memory_id", text)
+                | _subjects(PromotionCandidate.objects.for_tenant(self.tenant), "candidate_id", text)
             )
         zone = timezone.get_current_timezone()
         if data.get("since"):
@@ -77,6 +69,19 @@ class TrailFilters(forms.Form):
             if self.is_valid()
             else {}
         )
+
+
+# Up to this many subjects matched, the trail is read by their ids (an index each); past it the
+# matches are common enough that reading the trail newest first fills a page at once.
+FEW_SUBJECTS = 1000
+
+
+def _subjects(rows: QuerySet, column: str, text: str) -> Q:
+    """Moves of the memories (or candidates) whose subject holds `text`, each side from its own
+    text index (memories/search.py), never through the trail's joins."""
+    matching = rows.filter(subject__textcontains=text).values_list("pk", flat=True)
+    few = list(matching[: FEW_SUBJECTS + 1])
+    return Q(**{f"{column}__in": few if len(few) <= FEW_SUBJECTS else matching})
 
 
 # PostgreSQL has no skip scan: DISTINCT reads every entry of the trail's actor index (320,000 of

@@ -707,6 +707,12 @@ CREATE INDEX "AGENTS_WEB_DELIVERY_I_12CC589F" ON "AGENTS_WEBHOOKATTEMPT" ("DELIV
 --
 CREATE INDEX "VERDICT_MEMORY_IX" ON "ASSESSMENTS_VERDICT" ("MEMORY_ID", "ID" DESC);
 
+-- assessments.0010_verdict_assessment_index
+--
+-- Create index verdict_assessment_ix on field(s) assessment, id of model verdict
+--
+CREATE INDEX "VERDICT_ASSESSMENT_IX" ON "ASSESSMENTS_VERDICT" ("ASSESSMENT_ID", "ID");
+
 -- audit.0008_receipts_sealed
 
 -- audit.0009_webhooks_sealed

@@ -275,3 +275,29 @@ def test_not_found_is_json_too(client, token):
     response = client.get("/api/v1/t/acme/assessments/999999", HTTP_AUTHORIZATION=f"Bearer {token}")
     assert response.status_code == 404
     assert response.json() == {"error": "not found"}
+
+
+def test_an_assessment_of_many_memories_pages_its_verdicts_and_counts_them_all(client, token, acme, policy):
+    """An event that bears on thousands of memories answers a page at a time (issue 17)."""
+    from memory_review.assessments.models import Verdict
+    from tests.factories import judged
+
+    first = judged(make_memory(acme, subject="one"), policy, disposition="confirmed")
+    for subject, disposition in (("two", "uncertain"), ("three", "confirmed")):
+        memory = make_memory(acme, subject=subject)
+        Verdict.objects.create(
+            tenant=acme, assessment=first.assessment, memory=memory, event=first.event,
+            row_version=memory.row_version, disposition=disposition, bears=0.9, still_true=0.5,
+        )  # fmt: skip
+    url = f"/api/v1/t/acme/assessments/{first.assessment_id}"
+    auth = {"HTTP_AUTHORIZATION": f"Bearer {token}"}
+    page = client.get(f"{url}?limit=2", **auth).json()
+    rest = client.get(f"{url}?limit=2&after={page['next_after']}", **auth).json()
+    assert [v["subject"] for v in page["verdicts"]] == ["one", "two"]
+    assert [v["subject"] for v in rest["verdicts"]] == ["three"] and rest["next_after"] is None
+    expected = {"verdicts": 3, "applied": 0, "by_disposition": {"confirmed": 2, "uncertain": 1}}
+    assert {k: page["counts"][k] for k in expected} == expected == {k: rest["counts"][k] for k in expected}
+
+    for bad in ("limit=0", "limit=501", "after=-1", "after=x", "page=2"):
+        refused = client.get(f"{url}?{bad}", **auth)
+        assert refused.status_code == 400 and bad.split("=")[0] in refused.json()["fields"], bad
