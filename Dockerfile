@@ -9,4 +9,5 @@ COPY . .
 # for this step only (the running container must be given its own).
 RUN SECRET_KEY=collectstatic-only-not-a-secret python manage.py collectstatic --noinput -v0
 EXPOSE 8000
-CMD ["gunicorn", "memory_review.wsgi", "--bind", "0.0.0.0:8000", "--workers", "3"]
+# Threaded workers: a long download outlives the worker timeout (gunicorn.conf.py says why).
+CMD ["gunicorn", "-c", "gunicorn.conf.py"]

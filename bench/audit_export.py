@@ -21,40 +21,16 @@ django.setup()
 from django.contrib.auth import get_user_model  # noqa: E402
 from django.core.management import call_command  # noqa: E402
 from django.test import Client  # noqa: E402
-from django.utils import timezone  # noqa: E402
 
-from memory_review.audit import chain  # noqa: E402
-from memory_review.audit.heads import GENESIS  # noqa: E402
-from memory_review.audit.keys import keyring  # noqa: E402
-from memory_review.audit.models import AuditChain, Transition  # noqa: E402
-from memory_review.memories.services import event_record, memory_write  # noqa: E402
 from memory_review.tenancy.models import Membership, Role, Tenant  # noqa: E402
+from tests.factories import long_trail  # noqa: E402  (the trail as the chain writes it, in bulk)
 
 
 def build(rows: int) -> None:
     tenant = Tenant.objects.create(slug="bench", name="Bench")
     user = get_user_model().objects.create_user("bench-auditor", password="bench")
     Membership.objects.create(tenant=tenant, user=user, role=Role.AUDITOR)
-    event = event_record(tenant=tenant, source="chat", text="bench")
-    memory = memory_write(event=event, kind="fact", subject="s", content="c", written_by="bench")
-    ring, prev, now, batch = keyring(), GENESIS, timezone.now(), []
-    key = ring.key(ring.current)
-    for seq in range(1, rows + 1):
-        reason = f"uncertain by policy:v1 on chat event {seq}"
-        row = Transition(
-            tenant_id=tenant.pk, seq=seq, memory_id=memory.pk, from_status="active", to_status="needs_review",
-            action="flag", actor="policy:v1", reason=reason, reason_mac=chain.text_mac(reason, key),
-            row_version=seq + 1, content_hash=memory.content_hash, created_at=now, prev_hash=prev,
-            key_id=ring.current,
-        )  # fmt: skip
-        row.hash = chain.row_hash(row, ring)
-        prev = row.hash
-        batch.append(row)
-        if len(batch) == 5000:
-            Transition.objects.bulk_create(batch)
-            batch = []
-    Transition.objects.bulk_create(batch)
-    AuditChain.objects.filter(tenant=tenant).update(seq=rows, head_hash=prev)  # made by the sealed writes
+    long_trail(tenant, rows)
 
 
 def stream() -> dict:

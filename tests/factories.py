@@ -165,3 +165,36 @@ def flagged(
     )
     memory.refresh_from_db()
     return memory
+
+
+def long_trail(tenant: Tenant, rows: int, *, batch: int = 5000) -> Memory:
+    """`rows` transitions of one memory, hash-chained as the application chains them but written
+    in bulk (a million through transition() would take an hour); the chain's head moved to the
+    last. The export and verification benches and the long-download tests read them."""
+    from django.utils import timezone
+
+    from memory_review.audit import chain
+    from memory_review.audit.heads import GENESIS
+    from memory_review.audit.keys import keyring
+    from memory_review.audit.models import AuditChain, Transition
+
+    memory = make_memory(tenant, subject="long trail", content="A memory moved many times.")
+    ring, prev, now, pending = keyring(), GENESIS, timezone.now(), []
+    key = ring.key(ring.current)
+    for seq in range(1, rows + 1):
+        reason = f"uncertain by policy:v1 on chat event {seq}"
+        row = Transition(
+            tenant_id=tenant.pk, seq=seq, memory_id=memory.pk, from_status="active", to_status="needs_review",
+            action="flag", actor="policy:v1", reason=reason, reason_mac=chain.text_mac(reason, key),
+            row_version=seq + 1, content_hash=memory.content_hash, created_at=now, prev_hash=prev,
+            key_id=ring.current,
+        )  # fmt: skip
+        row.hash = chain.row_hash(row, ring)
+        prev = row.hash
+        pending.append(row)
+        if len(pending) == batch:
+            Transition.objects.bulk_create(pending)
+            pending = []
+    Transition.objects.bulk_create(pending)
+    AuditChain.objects.filter(tenant=tenant).update(seq=rows, head_hash=prev)  # made by the sealed writes
+    return memory

@@ -1,0 +1,29 @@
+"""gunicorn as shipped: the Dockerfile, docker-compose.yml and docs/deploy.md all start the web
+app with this file (`gunicorn -c gunicorn.conf.py`); every knob has an environment variable.
+
+Threaded workers (`gthread`), so a long download finishes. A sync worker answers one request at
+a time and tells the arbiter it is alive only between requests: a streamed export longer than
+`timeout` (30 s: about 800,000 audit rows) was killed mid-stream. A gthread worker's main loop
+beats the arbiter's heartbeat about once a second while its threads serve requests, so
+`timeout` watches for a stuck process, not for a long request (gunicorn's documentation of
+`timeout`: "For the non sync workers it just means that the worker process is still
+communicating and is not tied to the length of time required to handle a single request").
+tests/web/test_gunicorn_timeout.py streams an export for longer than a short timeout through
+this file, and shows the sync worker cutting the same download off.
+
+Each thread holds its own database connection: WEB_CONCURRENCY x WEB_THREADS connections at most
+per host (24 with the defaults), within PostgreSQL's default 100 and an Oracle pool's size.
+"""
+
+import os
+
+wsgi_app = "memory_review.wsgi:application"
+bind = os.environ.get("WEB_BIND", "0.0.0.0:8000")
+worker_class = "gthread"
+workers = int(os.environ.get("WEB_CONCURRENCY", "3"))  # processes; gunicorn's own variable
+threads = int(os.environ.get("WEB_THREADS", "8"))  # requests each process serves at once
+# A process silent this long (its heartbeat stopped: stuck, not busy) is killed and replaced.
+timeout = int(os.environ.get("WEB_TIMEOUT", "30"))
+# On a restart, requests in flight (a download, a long poll) get this long to finish.
+graceful_timeout = int(os.environ.get("WEB_GRACEFUL_TIMEOUT", "60"))
+keepalive = int(os.environ.get("WEB_KEEPALIVE", "5"))  # seconds an idle kept-alive connection waits
