@@ -165,6 +165,14 @@ TEMPLATES = [
 ]
 
 
+# Each web thread and worker process keeps its database connection this many seconds (0: a new
+# one per request or task; an Oracle or TLS connect costs far more than a query). With health
+# checks on, a kept connection is tried before a request reuses it (one round trip), so one the
+# database or a firewall dropped is replaced rather than failing that request.
+CONN_MAX_AGE = env_int("CONN_MAX_AGE", 60)
+CONN_HEALTH_CHECKS = env_bool("CONN_HEALTH_CHECKS", False)
+
+
 def _database() -> dict:
     if os.environ.get("ORACLE_DSN"):
         return {
@@ -173,9 +181,13 @@ def _database() -> dict:
             "USER": os.environ.get("ORACLE_USER", "memory_app"),
             "PASSWORD": env_secret("ORACLE_PASSWORD"),
             "OPTIONS": {},
+            "CONN_MAX_AGE": CONN_MAX_AGE,
+            "CONN_HEALTH_CHECKS": CONN_HEALTH_CHECKS,
         }
     if os.environ.get("DATABASE_URL"):
-        return dj_database_url.parse(os.environ["DATABASE_URL"], conn_max_age=60)
+        return dj_database_url.parse(
+            os.environ["DATABASE_URL"], conn_max_age=CONN_MAX_AGE, conn_health_checks=CONN_HEALTH_CHECKS
+        )
     return {
         "ENGINE": "django.db.backends.sqlite3",
         "NAME": os.environ.get("SQLITE_PATH", VAR_DIR / "memory_review.sqlite3"),
@@ -294,7 +306,11 @@ CACHES = {
 }
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
-CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_WORKER_PREFETCH_MULTIPLIER = env_int("CELERY_WORKER_PREFETCH_MULTIPLIER", 1)
+# Pool processes a worker runs (`--concurrency` on its command line wins). Each judges one event at
+# a time and spends most of it waiting on Jev, so more than one a core pays (BENCHMARKS.md, "Event
+# throughput"); unset, Celery starts one a core.
+CELERY_WORKER_CONCURRENCY = env_int("CELERY_WORKER_CONCURRENCY", 0) or None
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False  # workers log through LOGGING too, with their context
 # A task whose worker died unacknowledged goes back to the queue once it has been out for
