@@ -20,13 +20,13 @@ It prints median, p95 and queries per page, the targets met or not, and closes w
 """
 
 import argparse
-import bisect
 import json
 import os
 import random
 import statistics
 import time
 from datetime import timedelta
+from types import SimpleNamespace
 
 # A derived figure's job (calibration/figures.py) runs in the request that queued it: the first,
 # untimed request of such a page computes it, as the worker would; the timed ones read it kept.
@@ -38,6 +38,8 @@ import throwaway  # noqa: E402, I001  (before Django: it chooses the database)
 
 django.setup()
 
+import fill  # noqa: E402
+from celery import current_app  # noqa: E402
 from django.contrib.auth import get_user_model  # noqa: E402
 from django.core.management import call_command  # noqa: E402
 from django.db import connection, transaction  # noqa: E402
@@ -46,19 +48,21 @@ from django.test.utils import CaptureQueriesContext  # noqa: E402
 from django.utils import timezone  # noqa: E402
 
 from memory_review.agents.models import Receipt, WebhookAttempt, WebhookDelivery, WebhookEndpoint  # noqa: E402
+from memory_review.assessments import selectors  # noqa: E402
 from memory_review.assessments.models import (  # noqa: E402
     Assessment,
     PolicyVersion,
     PromotionCandidate,
     Verdict,
 )
-from memory_review.assessments.policy import Thresholds, decide, decide_promotion  # noqa: E402
+from memory_review.assessments.policy import Thresholds, decide_promotion  # noqa: E402
 from memory_review.audit import chain  # noqa: E402
 from memory_review.audit.heads import lock_head  # noqa: E402
 from memory_review.audit.keys import keyring  # noqa: E402
 from memory_review.audit.models import Transition  # noqa: E402
 from memory_review.calibration import figures as derived  # noqa: E402
 from memory_review.calibration.models import Label  # noqa: E402
+from memory_review.calibration.sweep import CODES, dispositions  # noqa: E402
 from memory_review.memories import tallies  # noqa: E402
 from memory_review.memories.models import (  # noqa: E402
     Memory,
@@ -73,6 +77,10 @@ from memory_review.tenancy.models import Membership, Role, Tenant  # noqa: E402
 from memory_review.tenancy.tokens import token_create  # noqa: E402
 from memory_review.workflow import assignment  # noqa: E402
 from memory_review.workflow.models import Claim  # noqa: E402
+
+# The tasks a worker knows (it imports them when it starts): a derived figure's job, queued by a page,
+# then runs eagerly in that request.
+current_app.loader.import_default_modules()
 
 BATCH = 5000
 PER_EVENT, WIDE = 100, 20_000  # memories an event bears on; the one broad event's
@@ -102,93 +110,187 @@ def say(message: str) -> None:
 # -- the data ------------------------------------------------------------------------------------
 
 
-class Story:
-    """What happened to one memory, decided before any row is written so that the memory's
-    status and row version, its transitions and its verdicts agree."""
+class Stories:
+    """What happened to each memory, decided before any row is written so that a memory's status
+    and row version, its transitions and its verdicts agree. One array a property, a row a memory."""
 
-    def __init__(self, rng: random.Random, i: int, n: int, now):
-        self.rounds = rng.choice((0, 0, 0, 1, 1, 2))  # earlier flags, each settled
-        roll = rng.random()
-        self.status = "needs_review" if roll < 0.05 else ("active" if roll < 0.82 else rng.choice(list(DEAD)))
-        self.changed = now - timedelta(minutes=rng.randrange(60 * 24 * 300))
-        self.created = self.changed - timedelta(days=rng.randrange(1, 60))
+    def __init__(self, rng: np.random.Generator, n: int):
+        self.rounds = rng.choice((0, 0, 0, 1, 1, 2), n)  # earlier flags, each settled
+        roll = rng.random(n)
+        dead = np.array(list(DEAD))[rng.integers(0, len(DEAD), n)]
+        self.status = np.where(roll < 0.05, "needs_review", np.where(roll < 0.82, "active", dead))
+        self.changed_minutes_ago = rng.integers(0, 60 * 24 * 300, n)
+        self.lived_days = rng.integers(1, 60, n)
         self.moves = 2 * self.rounds + (self.status != "active")
         self.row_version = 1 + self.moves
 
 
-@transaction.atomic
 def write_transitions(
-    tenant: Tenant, stories: list[Story], pks: list[int], verdicts: np.ndarray, people
+    tenant: Tenant, stories: Stories, mids: range, vid, hashes: list[str], people, now
 ) -> int:
     """Every memory's moves, in time order, hash-chained and signed as transition() does."""
     ring = keyring()
     key = ring.key(ring.current)
     head = lock_head(tenant.pk)
     moves = []
-    for i, story in enumerate(stories):
-        span = (story.changed - story.created) / (story.moves + 1)
-        at, version, status = story.created, 1, "active"
-        for r in range(story.rounds):
+    statuses, rounds = stories.status.tolist(), stories.rounds.tolist()
+    ago, lived = stories.changed_minutes_ago.tolist(), stories.lived_days.tolist()
+    for i, status in enumerate(statuses):
+        changed = now - timedelta(minutes=ago[i])
+        created = changed - timedelta(days=lived[i])
+        span = (changed - created) / (2 * rounds[i] + (status != "active") + 1)
+        at, version, was = created, 1, "active"
+        for r in range(rounds[i]):
             at += span
-            moves.append(
-                (at, i, status, "needs_review", "flag", "policy:v1", verdicts[r % 10, i], version + 1)
-            )
+            moves.append((at, i, was, "needs_review", "flag", "policy:v1", vid(r % 10, i), version + 1))
             at, version = at + span / 2, version + 1
             settle = (
                 ("approve", f"user:{people[i % len(people)]}", None)
                 if i % 3
-                else ("confirm", "policy:v1", verdicts[(r + 1) % 10, i])
+                else ("confirm", "policy:v1", vid((r + 1) % 10, i))
             )
             moves.append((at, i, "needs_review", "active", settle[0], settle[1], settle[2], version + 1))
             version += 1
-        if story.status == "needs_review":
-            moves.append(
-                (story.changed, i, "active", "needs_review", "flag", "policy:v1", verdicts[9, i], version + 1)
-            )
-        elif story.status != "active":
-            kind, action = DEAD[story.status]
+        if status == "needs_review":
+            moves.append((changed, i, "active", "needs_review", "flag", "policy:v1", vid(9, i), version + 1))
+        elif status != "active":
+            kind, action = DEAD[status]
             actor = {"policy": "policy:v1", "system": "system:ttl"}.get(
                 kind, f"user:{people[i % len(people)]}"
             )
-            verdict = verdicts[9, i] if kind == "policy" else None
-            moves.append((story.changed, i, "active", story.status, action, actor, verdict, version + 1))
+            verdict = vid(9, i) if kind == "policy" else None
+            moves.append((changed, i, "active", status, action, actor, verdict, version + 1))
     moves.sort(key=lambda move: move[0])
-    rows, prev, seq = [], head.head_hash, head.seq
-    hashed = dict(Memory.objects.for_tenant(tenant).values_list("pk", "content_hash"))
-    for at, i, from_status, to_status, action, actor, verdict, version in moves:
-        seq += 1
-        reason = f"{action} on review" if actor.startswith("user") else f"{action} by {actor}"
-        row = Transition(
-            tenant_id=tenant.pk,
-            seq=seq,
-            memory_id=pks[i],
-            from_status=from_status,
-            to_status=to_status,
-            action=action,
-            actor=actor,
-            reason=reason,
-            reason_mac=chain.text_mac(reason, key),
-            verdict_id=None if verdict is None else int(verdict),
-            row_version=version,
-            content_hash=hashed[pks[i]],
-            created_at=at,
-            prev_hash=prev,
-            key_id=ring.current,
-        )
-        row.hash = chain.row_hash(row, ring)
-        prev = row.hash
-        rows.append(row)
-        if len(rows) == BATCH:
-            Transition.objects.bulk_create(rows)
-            rows = []
-    Transition.objects.bulk_create(rows)
-    head.seq, head.head_hash = seq, prev
+    macs = {}  # a reason's keyed hash, once per distinct reason
+    ids = fill.next_ids(Transition, len(moves))
+    state = {"prev": head.head_hash}
+
+    def rows():
+        for k, (at, i, from_status, to_status, action, actor, verdict, version) in enumerate(moves):
+            reason = f"{action} on review" if actor.startswith("user") else f"{action} by {actor}"
+            mac = macs.get(reason) or macs.setdefault(reason, chain.text_mac(reason, key))
+            row = SimpleNamespace(
+                tenant_id=tenant.pk, seq=head.seq + k + 1, memory_id=mids[i], candidate_id=None,
+                from_status=from_status, to_status=to_status, action=action, actor=actor, reason_mac=mac,
+                verdict_id=verdict, row_version=version, request_id_mac=None, content_hash=hashes[i],
+                erased_by=None, created_at=at, key_id=ring.current, prev_hash=state["prev"],
+            )  # fmt: skip
+            digest = chain.row_hash(row, ring)
+            yield (
+                ids[k], tenant.pk, row.seq, row.memory_id, from_status, to_status, action, actor,
+                reason, mac, verdict, version, hashes[i], at, state["prev"], digest, ring.current,
+            )  # fmt: skip
+            state["prev"] = digest
+
+    fill.write(
+        Transition,
+        ("id", "tenant_id", "seq", "memory_id", "from_status", "to_status", "action", "actor", "reason",
+         "reason_mac", "verdict_id", "row_version", "content_hash", "created_at", "prev_hash", "hash",
+         "key_id"),
+        rows(),
+    )  # fmt: skip
+    head.seq, head.head_hash = head.seq + len(moves), state["prev"]
     head.save(update_fields=["seq", "head_hash"])
-    return seq
+    return head.seq
 
 
-def build_tenant(slug: str, n: int, rng: random.Random, users: dict) -> dict:
+def write_memories(tenant: Tenant, n: int, stories: Stories, origins, rng: np.random.Generator, now):
+    """The memories, and what later rows need of them: their ids and content hashes."""
+    mids = fill.next_ids(Memory, n)
+    queued = stories.status == "needs_review"
+    p_true = np.round(np.where(queued, rng.uniform(0.36, 0.64, n), rng.random(n)), 3).tolist()
+    options = rng.integers(0, 100, n).tolist()
+    statuses, versions = stories.status.tolist(), stories.row_version.tolist()
+    ago, lived = stories.changed_minutes_ago.tolist(), stories.lived_days.tolist()
+    hashes = []
+
+    def rows():
+        for i in range(n):
+            word, origin, status = WORDS[i % len(WORDS)], origins[i % len(origins)], statuses[i]
+            changed = now - timedelta(minutes=ago[i])
+            created = changed - timedelta(days=lived[i])
+            content = f"Customer {i % 5000} prefers option {options[i]} for the {word} (memory {i})."
+            hashes.append(content_hash(content))
+            waiting = status == "needs_review"
+            yield (
+                mids[i], tenant.pk, origin.pk, origin.source, KINDS[i % len(KINDS)],
+                f"{word} {i:07d} for cust-{i % 5000}", content, hashes[i], "agent:bench", f"cust-{i % 5000}",
+                status, versions[i], p_true[i], POLICY.gap(p_true[i]), changed if waiting else None,
+                ("partial" if i % 7 == 0 else "uncertain") if waiting else None,
+                changed if status == "deleted" else None, created, changed, created,
+            )  # fmt: skip
+
+    fill.write(
+        Memory,
+        ("id", "tenant_id", "source_event_id", "channel", "kind", "subject", "content", "content_hash",
+         "written_by", "user_id", "status", "row_version", "p_true", "threshold_gap", "flagged_at",
+         "flagged_for", "deleted_at", "created_at", "updated_at", "valid_from"),
+        rows(),
+    )  # fmt: skip
+    return mids, hashes
+
+
+def write_verdicts(
+    tenant: Tenant, n: int, stories: Stories, mids: range, policies, rng: np.random.Generator, now
+):
+    """Ten rounds of events, each bearing on 100 memories as a ticket or a chat does (the first
+    round's first event is a broad change, a policy announcement, judged against 20,000), one
+    assessment an event and a verdict for every memory each round; the last two rounds also
+    decided by the shadow policy. Answers verdict ids: vid(round, memory index)."""
+    policy, shadow = policies
+    names = np.array(CODES)
+    vbase = fill.next_ids(Verdict, 10 * n).start
+    versions = np.maximum(1, stories.row_version - 1).tolist()
+    for k in range(10):
+        edges = list(range(0, n, PER_EVENT)) if k else [0, *range(min(n, WIDE), n, PER_EVENT)]
+        eids, aids = fill.next_ids(SourceEvent, len(edges)), fill.next_ids(Assessment, len(edges))
+        times = [now - timedelta(days=70 - 7 * k, minutes=-g) for g in range(len(edges))]
+        fill.write(
+            SourceEvent,
+            ("id", "tenant_id", "source", "text", "text_hash", "occurred_at", "created_at"),
+            (
+                (eids[g], tenant.pk, SOURCES[(k + g) % len(SOURCES)],
+                 f"Ticket {k}-{g}: the customer wrote about their {WORDS[g % len(WORDS)]}.", "y" * 64,
+                 times[g], times[g])
+                for g in range(len(edges))
+            ),
+        )  # fmt: skip
+        fill.write(
+            Assessment,
+            ("id", "tenant_id", "purpose", "event_id", "policy_id", "state", "question_set_version",
+             "model_name", "created_at", "finished_at"),
+            ((aids[g], tenant.pk, "invalidation", eids[g], policy.pk, "done", "bench", "jev-1.13.0", times[g],
+              times[g]) for g in range(len(edges))),
+        )  # fmt: skip
+        votes = SimpleNamespace(
+            bears=rng.random(n),
+            still_true=rng.random(n),
+            replaces=rng.random(n) / 2,
+            partial=rng.random(n) / 2,
+            hypothetical=rng.random(n) / 5,
+            directive=rng.random(n) / 5,
+        )
+        decided = names[dispositions(votes, POLICY)].tolist()
+        shadowed = names[dispositions(votes, SHADOW)].tolist() if k >= 8 else [None] * n
+        event = (np.searchsorted(edges, np.arange(n), side="right") - 1).tolist()
+        columns = [getattr(votes, name).tolist() for name in Verdict.VOTE_NAMES]
+        fill.write(
+            Verdict,
+            ("id", "tenant_id", "assessment_id", "memory_id", "event_id", *Verdict.VOTE_NAMES, "disposition",
+             "row_version", "shadow_policy_id", "shadow_disposition", "created_at"),
+            (
+                (vbase + k * n + i, tenant.pk, aids[event[i]], mids[i], eids[event[i]],
+                 *(column[i] for column in columns), decided[i], versions[i],
+                 shadow.pk if k >= 8 else None, shadowed[i], times[event[i]])
+                for i in range(n)
+            ),
+        )  # fmt: skip
+    return lambda k, i: vbase + k * n + i
+
+
+def build_tenant(slug: str, n: int, seed: int, users: dict) -> dict:
     now = timezone.now()
+    rng, arrays = random.Random(seed), np.random.default_rng(seed)
     tenant = Tenant.objects.create(slug=slug, name=slug.title())
     lead, labelers, auditor, team = users["lead"], users["labelers"], users["auditor"], users["team"]
     Membership.objects.create(tenant=tenant, user=lead, role=Role.LEAD)
@@ -202,8 +304,6 @@ def build_tenant(slug: str, n: int, rng: random.Random, users: dict) -> dict:
     shadow = PolicyVersion.objects.create(
         tenant=tenant, number=2, mode="shadow", thresholds=SHADOW.to_data(), created_by="bench"
     )
-
-    say(f"[{slug}] writing {n:,} memories ...")
     origins = SourceEvent.objects.bulk_create(
         SourceEvent(
             tenant=tenant,
@@ -214,114 +314,22 @@ def build_tenant(slug: str, n: int, rng: random.Random, users: dict) -> dict:
         )
         for source in SOURCES
     )
-    stories = [Story(rng, i, n, now) for i in range(n)]
-    for start in range(0, n, BATCH):
-        rows = []
-        for i in range(start, min(n, start + BATCH)):
-            story = stories[i]
-            queued = story.status == "needs_review"
-            p_true = round(rng.uniform(0.36, 0.64), 3) if queued else round(rng.random(), 3)
-            word = WORDS[i % len(WORDS)]
-            content = f"Customer {i % 5000} prefers option {rng.randrange(100)} for the {word} (memory {i})."
-            rows.append(
-                Memory(
-                    tenant=tenant,
-                    source_event=origins[i % len(origins)],
-                    channel=origins[i % len(origins)].source,
-                    kind=KINDS[i % len(KINDS)],
-                    subject=f"{word} {i:07d} for cust-{i % 5000}",
-                    content=content,
-                    content_hash=content_hash(content),
-                    written_by="agent:bench",
-                    user_id=f"cust-{i % 5000}",
-                    status=story.status,
-                    row_version=story.row_version,
-                    p_true=p_true,
-                    threshold_gap=POLICY.gap(p_true),
-                    flagged_at=story.changed if queued else None,
-                    flagged_for=("partial" if i % 7 == 0 else "uncertain") if queued else None,
-                    created_at=story.created,
-                    updated_at=story.changed,
-                    valid_from=story.created,
-                )
-            )
-        Memory.objects.bulk_create(rows, batch_size=1000)
-    pks = list(Memory.objects.for_tenant(tenant).order_by("pk").values_list("pk", flat=True))
-
-    say(f"[{slug}] writing ten verdicts per memory (the last two with the shadow's decision too) ...")
-    # Each round's events bear on 100 memories each, as a ticket or a chat does; the first
-    # round's first event is a broad change (a policy announcement) judged against 20,000.
-    rounds = []
-    for k in range(10):
-        edges = list(range(0, n, PER_EVENT)) if k else [0, *range(min(n, WIDE), n, PER_EVENT)]
-        events = SourceEvent.objects.bulk_create(
-            (
-                SourceEvent(
-                    tenant=tenant,
-                    source=SOURCES[(k + g) % len(SOURCES)],
-                    text=f"Ticket {k}-{g}: the customer wrote about their {WORDS[g % len(WORDS)]}.",
-                    text_hash="y" * 64,
-                    occurred_at=now - timedelta(days=70 - 7 * k, minutes=g),
-                )
-                for g in range(len(edges))
-            ),
-            batch_size=BATCH,
-        )
-        assessments = Assessment.objects.bulk_create(
-            (
-                Assessment(
-                    tenant=tenant,
-                    purpose="invalidation",
-                    event=event,
-                    policy=policy,
-                    state="done",
-                    question_set_version="bench",
-                    model_name="jev-1.13.0",
-                )
-                for event in events
-            ),
-            batch_size=BATCH,
-        )
-        rounds.append((edges, events, assessments))
-    verdicts = np.zeros((10, n), dtype=np.int64)
-    for k, (edges, events, assessments) in enumerate(rounds):
-        for start in range(0, n, BATCH):
-            rows = []
-            for i in range(start, min(n, start + BATCH)):
-                votes = {
-                    "bears": rng.random(),
-                    "still_true": rng.random(),
-                    "replaces": rng.random() / 2,
-                    "partial": rng.random() / 2,
-                    "hypothetical": rng.random() / 5,
-                    "directive": rng.random() / 5,
-                }
-                with_shadow = (
-                    {"shadow_policy": shadow, "shadow_disposition": decide(votes, policy=SHADOW)}
-                    if k >= 8
-                    else {}
-                )
-                rows.append(
-                    Verdict(
-                        tenant=tenant,
-                        assessment=assessments[bisect.bisect_right(edges, i) - 1],
-                        memory_id=pks[i],
-                        event_id=events[bisect.bisect_right(edges, i) - 1].pk,
-                        row_version=max(1, stories[i].row_version - 1),
-                        disposition=decide(votes),
-                        **votes,
-                        **with_shadow,
-                    )
-                )
-            created = Verdict.objects.bulk_create(rows, batch_size=1000)
-            verdicts[k, start : start + len(created)] = [v.pk for v in created]
-
-    say(f"[{slug}] writing the audit trail (hash-chained) ...")
-    people = [lead.pk, *(u.pk for u in team)]
-    transitions = write_transitions(tenant, stories, pks, verdicts, people)
+    stories = Stories(arrays, n)
+    big = (Memory, SourceEvent, Assessment, Verdict, Transition)
+    with fill.filling(*big), transaction.atomic():
+        say(f"[{slug}] writing {n:,} memories ...")
+        mids, hashes = write_memories(tenant, n, stories, origins, arrays, now)
+        say(f"[{slug}] writing ten verdicts per memory (the last two with the shadow's decision too) ...")
+        vid = write_verdicts(tenant, n, stories, mids, (policy, shadow), arrays, now)
+        say(f"[{slug}] writing the audit trail (hash-chained) ...")
+        people = [lead.pk, *(u.pk for u in team)]
+        transitions = write_transitions(tenant, stories, mids, vid, hashes, people, now)
+        say(f"[{slug}] building the indexes again ...")
+    fill.reset_sequences(*big)
+    pks = mids
 
     say(f"[{slug}] the heavy memory: 1,000 verdicts, 50 links, 1,000 receipts ...")
-    heavy_i = next(i for i, s in enumerate(stories) if s.status == "needs_review")
+    heavy_i = int(np.flatnonzero(stories.status == "needs_review")[0])
     heavy = Memory.objects.get(pk=pks[heavy_i])
     events = SourceEvent.objects.bulk_create(
         SourceEvent(
@@ -407,9 +415,7 @@ def build_tenant(slug: str, n: int, rng: random.Random, users: dict) -> dict:
         who = [labelers[0]] if j % 3 == 1 else [labelers[1]] if j % 3 == 2 else labelers
         for labeler in who:
             outcome = rng.choice(("confirmed", "confirmed", "contradicted", "uncertain", "partial"))
-            labels.append(
-                Label(tenant=tenant, verdict_id=int(verdicts[9, i]), labeler=labeler, outcome=outcome)
-            )
+            labels.append(Label(tenant=tenant, verdict_id=vid(9, i), labeler=labeler, outcome=outcome))
     Label.objects.bulk_create(labels[:7_000], batch_size=BATCH)
     candidates = []
     for k in range(min(20_000, 100 + n // 10)):
@@ -524,7 +530,6 @@ def build_tenant(slug: str, n: int, rng: random.Random, users: dict) -> dict:
 
 
 def build(n: int, tenants: int) -> None:
-    rng = random.Random(7)
     User = get_user_model()
     users = {
         "lead": User.objects.create_user(
@@ -543,7 +548,7 @@ def build(n: int, tenants: int) -> None:
     }
     User.objects.create_superuser("bench-admin", password="bench")
     for t in range(tenants):
-        build_tenant("bench" if t == 0 else f"bench{t + 1}", n, rng, users)
+        build_tenant("bench" if t == 0 else f"bench{t + 1}", n, 7 + t, users)
     with connection.cursor() as cursor:
         cursor.execute("VACUUM ANALYZE" if connection.vendor == "postgresql" else "ANALYZE")
 
@@ -595,6 +600,10 @@ def pages(tenant: Tenant, heavy: Memory, token: str) -> dict[str, tuple[str, str
     endpoint = WebhookEndpoint.objects.for_tenant(tenant).get()
     n = Memory.objects.for_tenant(tenant).count()
     deep_seq = encode(Transition.objects.for_tenant(tenant).order_by("seq")[min(1000, n // 2)], ("-seq",))
+    wide_deep = encode(
+        selectors.verdicts_of(wide, with_unrelated=False).order_by(*selectors.VOTED_ORDER)[min(WIDE, n) // 3],
+        selectors.VOTED_ORDER,
+    )  # a third of the way down the broad event's verdicts
     deep_memory = Memory.objects.for_tenant(tenant).order_by("-pk").values_list("pk", flat=True)[n // 3]
     feed_end = MemoryChange.objects.for_tenant(tenant).count()
     lead = f"user:{get_user_model().objects.get(username='bench-lead').pk}"
@@ -628,7 +637,7 @@ def pages(tenant: Tenant, heavy: Memory, token: str) -> dict[str, tuple[str, str
         "assessments": ("lead", f"{t}/assessments/", "list"),
         "assessment_typical": ("lead", f"{t}/assessments/{typical.pk}/", "list"),
         "assessment_wide": ("lead", f"{t}/assessments/{wide.pk}/", "list"),
-        "assessment_wide_deep": ("lead", f"{t}/assessments/{wide.pk}/?page=300", "list"),
+        "assessment_wide_deep": ("lead", f"{t}/assessments/{wide.pk}/?after={wide_deep}", "list"),
         "erasures": ("lead", f"{t}/erasures/", "list"),
         "members": ("lead", f"{t}/members/", "list"),
         "tokens": ("owner", f"{t}/tokens/", "list"),
