@@ -226,6 +226,8 @@ class Verdict(SealedTenantOwned):
             models.Index(fields=["memory", "-id"], name="verdict_memory_ix"),
             # An assessment's verdicts in id order, a keyset page at a time (its API).
             models.Index(fields=["assessment", "id"], name="verdict_assessment_ix"),
+            # Its page: the strongest bearing vote first, a keyset page at a time.
+            models.Index(fields=["assessment", "-bears", "-id"], name="verdict_bears_ix"),
         ]
 
     def __str__(self) -> str:

@@ -2,13 +2,13 @@
 
 from dataclasses import dataclass
 
-from django.db.models import Count, F, OuterRef, Q, Subquery
+from django.db.models import Count, OuterRef, Q, Subquery
 from django.db.models.functions import Coalesce
 from django.shortcuts import get_object_or_404
 
 from memory_review.tenancy.models import Tenant
 
-from .models import Assessment, PromotionCandidate, Verdict
+from .models import Assessment, Disposition, PromotionCandidate, Verdict
 
 
 def _verdict_count(**conditions) -> Subquery:
@@ -38,13 +38,26 @@ def assessment_for(tenant: Tenant, pk: int) -> Assessment:
     return get_object_or_404(Assessment.objects.for_tenant(tenant).select_related("event", "policy"), pk=pk)
 
 
-def verdicts_of(assessment: Assessment):
-    """Verdicts with their memory and the transition each caused, bearing ones first."""
+def verdicts_of(assessment: Assessment, *, with_unrelated: bool = True):
+    """Its voted verdicts, the strongest bearing first, with their memory and the transition each
+    caused; keyset-paged on ("-bears", "-id") from the (assessment, -bears, -id) index. Verdicts
+    settled by code have no votes (`settled_by_code`)."""
+    verdicts = Verdict.objects.filter(assessment=assessment, bears__isnull=False)
+    if not with_unrelated:
+        verdicts = verdicts.exclude(disposition=Disposition.UNRELATED)
+    return verdicts.select_related("memory").prefetch_related("transitions")
+
+
+VOTED_ORDER = ("-bears", "-id")
+
+
+def settled_by_code(assessment: Assessment):
+    """Its verdicts without votes (expired by TTL, no source), in the order judged."""
     return (
-        Verdict.objects.filter(assessment=assessment)
+        Verdict.objects.filter(assessment=assessment, bears__isnull=True)
         .select_related("memory")
         .prefetch_related("transitions")
-        .order_by(F("bears").desc(nulls_last=True), "pk")
+        .order_by("id")
     )
 
 

@@ -3,6 +3,7 @@
 import pytest
 
 from memory_review.assessments.invalidation import observe_event, run_invalidation
+from memory_review.assessments.models import Verdict
 from memory_review.memories.services import event_record
 from tests.factories import make_memory
 
@@ -92,12 +93,43 @@ def test_many_unrelated_verdicts_are_hidden_by_default_and_can_be_shown_a_page_a
 
     hidden = client.get(f"/t/acme/assessments/{wide.pk}/")
     shown = client.get(f"/t/acme/assessments/{wide.pk}/?unrelated=show")
-    second = client.get(f"/t/acme/assessments/{wide.pk}/?unrelated=show&page=2")
+    cursor = shown.context["verdicts"].next_cursor
+    second = client.get(f"/t/acme/assessments/{wide.pk}/?unrelated=show&after={cursor}")
 
-    assert [v.memory.subject for v in hidden.context["verdicts"]] == ["delivery-address"]
-    assert "60 verdicts. Unrelated ones are hidden." in hidden.content.decode()
-    assert len(shown.context["verdicts"]) == 50 and len(second.context["verdicts"]) == 10
-    assert "page 1 of 2" in shown.content.decode()
+    assert [v.memory.subject for v in hidden.context["verdicts"].rows] == ["delivery-address"]
+    assert "60 verdicts: 59 unrelated · 1 superseded; 1 moved a memory." in hidden.content.decode()
+    assert "Unrelated ones are hidden." in hidden.content.decode()
+    assert len(shown.context["verdicts"].rows) == 50 and len(second.context["verdicts"].rows) == 10
+    assert f'href="?unrelated=show&after={cursor}"' in shown.content.decode()
+    seen = [v.pk for v in shown.context["verdicts"].rows + second.context["verdicts"].rows]
+    assert len(set(seen)) == 60  # every verdict once, none twice, across the two pages
+
+
+def test_the_strongest_bearing_vote_comes_first_and_code_settled_ones_last(client, lead, acme, wide):
+    memory = make_memory(acme, subject="no-source", content="Written from an erased event.")
+    Verdict.objects.create(
+        tenant=acme, assessment=wide, memory=memory, event=wide.event, row_version=1,
+        disposition="no_source",
+    )  # fmt: skip
+    client.force_login(lead)
+
+    shown = client.get(f"/t/acme/assessments/{wide.pk}/?unrelated=show")
+    cursor = shown.context["verdicts"].next_cursor
+    last = client.get(f"/t/acme/assessments/{wide.pk}/?unrelated=show&after={cursor}")
+
+    bears = [v.bears for v in shown.context["verdicts"].rows + last.context["verdicts"].rows]
+    assert bears == sorted(bears, reverse=True)
+    assert shown.context["settled"] == [] and [v.memory for v in last.context["settled"]] == [memory]
+    assert "No source (code)" in last.content.decode()
+
+
+def test_a_damaged_page_link_is_a_400_that_says_so(client, lead, wide):
+    client.force_login(lead)
+
+    response = client.get(f"/t/acme/assessments/{wide.pk}/?after=not-a-cursor")
+
+    assert response.status_code == 400
+    assert "this page link is damaged" in response.content.decode()
 
 
 def test_the_list_is_paged(client, acme, lead, policy):

@@ -2,7 +2,6 @@
 
 from django import forms
 from django.contrib import messages
-from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.views.decorators.http import require_GET, require_POST
@@ -16,7 +15,7 @@ from memory_review.tenancy.names import actor_names
 
 from .. import words
 from ..access import require_lead
-from ..paging import keyset_page
+from ..paging import BadCursor, keyset_page
 from .base import page, tenant_view
 from .blind import refused_when_blind
 
@@ -68,13 +67,22 @@ def assessment_retry(request: HttpRequest, membership, pk: int) -> HttpResponse:
 
 def _detail(request, membership, pk: int, *, retry_form=None, retry_error=None, status=200) -> HttpResponse:
     assessment = selectors.assessment_for(membership.tenant, pk)
-    verdicts = selectors.verdicts_of(assessment)
-    total = verdicts.count()
+    counts = selectors.verdict_counts(assessment)
     unrelated = request.GET.get("unrelated")
-    hide_unrelated = unrelated == "hide" or (unrelated != "show" and total > HIDE_UNRELATED_ABOVE)
-    if hide_unrelated:
-        verdicts = verdicts.exclude(disposition=Disposition.UNRELATED)
-    shown = Paginator(verdicts, VERDICT_PAGE).get_page(request.GET.get("page"))
+    hide_unrelated = unrelated == "hide" or (unrelated != "show" and counts.verdicts > HIDE_UNRELATED_ABOVE)
+    try:
+        voted = keyset_page(
+            selectors.verdicts_of(assessment, with_unrelated=not hide_unrelated),
+            selectors.VOTED_ORDER, size=VERDICT_PAGE, after=request.GET.get("after"),
+            before=request.GET.get("before"),
+        )  # fmt: skip
+    except BadCursor as exc:
+        voted, page_error, status = None, f"{exc}: start again from the first page", 400
+    else:
+        page_error = None
+    # Settled by code (no votes to rank them by) come after the voted ones, on their last page.
+    at_end = voted is not None and not voted.next_cursor
+    settled = list(selectors.settled_by_code(assessment)[:VERDICT_PAGE]) if at_end else []
     # While a worker is on it, htmx polls and swaps only the results region.
     template = "review/assessment_detail.html" + ("#results" if request.htmx else "")
     restarts = list(assessment.restarts.order_by("-created_at"))
@@ -82,17 +90,29 @@ def _detail(request, membership, pk: int, *, retry_form=None, retry_error=None, 
     for restart in restarts:
         restart.actor_name = names[restart.actor]
     words.in_words([assessment], membership.tenant)
+    query = request.GET.copy()
+    for cursor in ("after", "before"):
+        query.pop(cursor, None)
     return page(
         request,
         membership,
         template,
         status=status,
         assessment=assessment,
-        verdicts=shown,
-        total=total,
+        verdicts=voted,
+        settled=settled,
+        page_error=page_error,
+        counts=counts,
+        dispositions=_in_order(counts.by_disposition),
         hide_unrelated=hide_unrelated,
+        query=query.urlencode(),
         candidate=selectors.candidate_of(assessment),
         restarts=restarts,
         retry_form=retry_form or RetryForm(),
         retry_error=retry_error,
     )
+
+
+def _in_order(by_disposition: dict[str, int]) -> list[tuple[str, int]]:
+    """(disposition in words, verdicts) in the policy table's order, for the counts' row."""
+    return [(label, by_disposition[value]) for value, label in Disposition.choices if value in by_disposition]
