@@ -190,9 +190,11 @@ def test_candidates_are_labeled_with_what_should_have_been_done(acme, policy, la
     assert (case.expected, label, counts.gold) == ("reject", "out_of_scope", 1)
 
 
+@pytest.mark.parametrize("batch", [200, 5])  # the waiting items in one look-up, or in five
 def test_an_item_labeled_once_behind_twenty_that_can_no_longer_be_labeled_still_gets_its_second_label(
-    acme, policy, labeler, lead
+    acme, policy, labeler, lead, batch, monkeypatch
 ):
+    monkeypatch.setattr(labeling, "WAITING_BATCH", batch)
     dead = [verdict(acme, policy, 0.5) for _ in range(21)]
     for item in dead:
         labeling.record(acme, labeler, ref(item), outcome="uncertain")

@@ -88,6 +88,7 @@ def same_as_policy(kind: str, outcome: str, decided: str | None) -> bool:
 
 
 LABELS_PER_ITEM = 2  # an item waits for a second labeler before new items are handed out
+WAITING_BATCH = 200  # items waiting for a second opinion, looked up at once
 NEAR = 0.05  # "near an edge": within this of a threshold that decides
 NEAR_BANDS = (0.001, 0.005, 0.02, NEAR)
 # Distances are compared in the votes' own precision (a handful of decimals), not binary
@@ -231,7 +232,11 @@ def next_item(tenant: Tenant, labeler, kind: str, *, skipped=(), policy: Thresho
 
 
 def _second_opinion(tenant: Tenant, labeler, kind: str, skipped: list[int]) -> int | None:
-    """The oldest item someone else labeled that wants another label, from the labels table."""
+    """The oldest item someone else labeled that wants another label. The waiting items come from
+    the labels table (few beside the votes), oldest first, a batch at a time; each batch is then
+    looked up among the labelable items by primary key, so one whose evidence was erased since is
+    passed over. Asked as one query, PostgreSQL walked the votes' primary key from the start to
+    the first waiting item (1.8 million rows, 630 ms, when the waiting ones are recent)."""
     column = f"{_target(kind)}_id"
     labels = active_labels(tenant, kind).filter(adjudicated=False)
     mine = labels.filter(labeler=labeler).values(column)
@@ -241,11 +246,16 @@ def _second_opinion(tenant: Tenant, labeler, kind: str, skipped: list[int]) -> i
         .values(column)
         .annotate(n=Count("pk"))
         .filter(n__lt=LABELS_PER_ITEM)
+        .order_by(column)
         .values_list(column, flat=True)
     )
-    # One whose evidence was erased since is passed over, however many such come first: the
-    # labelable items are asked for among all that wait (a subquery over the few labels).
-    return items(tenant, kind).filter(pk__in=waiting).order_by("pk").values_list("pk", flat=True).first()
+    after = 0
+    while batch := list(waiting.filter(**{f"{column}__gt": after})[:WAITING_BATCH]):
+        found = items(tenant, kind).filter(pk__in=batch).order_by("pk").values_list("pk", flat=True).first()
+        if found is not None:
+            return found
+        after = batch[-1]
+    return None
 
 
 def _near(fresh: QuerySet, kind: str, policy: Thresholds) -> int | None:
