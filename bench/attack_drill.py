@@ -63,6 +63,7 @@ KIND_BY_ROUTE = (  # which object a route's <int:pk> names, by the route's shape
     ("tokens/", "token"),
     ("webhooks/", "webhook"),
     ("assessments/", "assessment"),
+    ("exports/", "export"),
     ("memories/", "memory"),
 )
 
@@ -180,6 +181,15 @@ def _proposal(tenant) -> int | None:
     ).pk
 
 
+def _export(tenant) -> int:
+    """A file a job is to write (queued; no worker runs in the drill), for its page and download."""
+    from memory_review.jobfiles.models import JobFile
+
+    return JobFile.objects.create(
+        tenant=tenant, kind="audit.jsonl", filename="audit.jsonl", requested_by="system:attack-drill"
+    ).pk
+
+
 def prepare() -> Ground:
     from django.contrib.auth import get_user_model
 
@@ -249,6 +259,7 @@ def prepare() -> Ground:
                 "rule": _rule(tenant),
                 "webhook": hook.pk,
                 "delivery": delivery,
+                "export": _export(tenant),
             }
             objects[slug] = {kind: pk for kind, pk in found.items() if pk}
             tokens[slug] = [token_create(tenant=tenant, name=f"drill-{mark}-{n}")[1] for n in range(8)]

@@ -6,6 +6,7 @@ Databases, in order of precedence:
 * SQLite under var/ otherwise.
 """
 
+import json
 import os
 from datetime import timedelta
 from pathlib import Path
@@ -122,6 +123,7 @@ INSTALLED_APPS = [
     "memory_review.compliance",
     "memory_review.workflow",
     "memory_review.agents",
+    "memory_review.jobfiles",
     "memory_review.review",
     "memory_review.demo",
     "memory_review.oracle",
@@ -431,3 +433,29 @@ REVIEW_CLAIM_MINUTES = env_int("REVIEW_CLAIM_MINUTES", 15)  # a claim lapses unl
 REVIEW_BULK_MAX = env_int("REVIEW_BULK_MAX", 500)  # the most memories one bulk action moves
 REVIEW_UNDO_SECONDS = env_int("REVIEW_UNDO_SECONDS", 120)  # how long `u` can take a decision back
 REVIEW_TARGET_HOURS = env_int("REVIEW_TARGET_HOURS", 24)  # an item waiting longer is marked late
+
+# Files produced by jobs (memory_review/jobfiles): an export asked for on a page streams at once
+# up to EXPORT_JOB_ABOVE_ROWS rows; above it a Celery worker writes the file and the page follows
+# its progress (a GET of an export URL streams whatever its size, for scripts). The files go to
+# the `jobfiles` storage: a folder by default (JOB_FILES_DIR, which web and workers on separate
+# hosts must share as a volume), or any Django storage, e.g. S3 through django-storages:
+# JOB_FILES_STORAGE=storages.backends.s3.S3Storage and JOB_FILES_STORAGE_OPTIONS='{"bucket_name": ..}'.
+EXPORT_JOB_ABOVE_ROWS = env_int("EXPORT_JOB_ABOVE_ROWS", 100_000)
+JOB_FILES_DIR = Path(os.environ.get("JOB_FILES_DIR") or VAR_DIR / "jobfiles")
+JOB_FILES_STORAGE = os.environ.get("JOB_FILES_STORAGE", "django.core.files.storage.FileSystemStorage")
+_job_files_folder = {"location": str(JOB_FILES_DIR)} if JOB_FILES_STORAGE.endswith("FileSystemStorage") else {}
+STORAGES["jobfiles"] = {
+    "BACKEND": JOB_FILES_STORAGE,
+    "OPTIONS": json.loads(os.environ.get("JOB_FILES_STORAGE_OPTIONS") or "null") or _job_files_folder,
+}
+JOB_FILES_KEEP_HOURS = env_float("JOB_FILES_KEEP_HOURS", 24.0)  # then the file is removed, its record kept
+JOB_FILES_SWEEP_SECONDS = env_float("JOB_FILES_SWEEP_SECONDS", 300.0)
+# A worker writing a file reports every second; one silent this long has died, and the task the
+# broker hands back takes the job over; silent this long, the sweep fails it for the person to ask again.
+JOB_FILES_LEASE_SECONDS = env_int("JOB_FILES_LEASE_SECONDS", 60)
+JOB_FILES_LOST_SECONDS = env_int("JOB_FILES_LOST_SECONDS", 900)
+CELERY_BEAT_SCHEDULE["job-files-sweep"] = {
+    "task": "memory_review.jobfiles.tasks.sweep",
+    "schedule": JOB_FILES_SWEEP_SECONDS,
+    "options": {"expires": JOB_FILES_SWEEP_SECONDS},
+}

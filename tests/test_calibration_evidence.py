@@ -109,7 +109,7 @@ def test_the_promotion_sweep_finds_a_policy_adding_no_false_promotion():
 
 @pytest.mark.django_db
 def test_the_exported_replay_set_is_what_the_page_scores_and_calibrate_reads(
-    acme, policy, labeler, tmp_path, capsys
+    acme, policy, labeler, tmp_path, capsys, monkeypatch
 ):
     votes = [
         (0.9, 0.1, "confirmed"),
@@ -124,6 +124,8 @@ def test_the_exported_replay_set_is_what_the_page_scores_and_calibrate_reads(
         )
     lines = list(evidence.replay_set_lines(acme))
     assert len(lines) == 4 and all(line.endswith("\n") for line in lines)
+    monkeypatch.setattr(evidence, "REPLAY_CHUNK", 3)  # read in chunks, the same set comes out
+    assert list(evidence.replay_set_lines(acme)) == lines
     first = json.loads(lines[0])
     assert set(first) == {"id", "votes", "source", "category", "expected", "lenient", "memory", "event"}
 

@@ -147,15 +147,17 @@ EXPORT_COLUMNS = ("used_at", "response_id", "user_id", "thread_id", "agent_id", 
 
 
 def csv_lines(rows) -> Iterator[str]:
-    """The receipts as CSV, a line at a time (an export of any size streams), each cell safe to
+    """The receipts as CSV, a row at a time (an export of any size streams), each cell safe to
     open in a spreadsheet."""
     buffer = io.StringIO()
     writer = csv.writer(buffer)
-    writer.writerow(EXPORT_COLUMNS)
+
+    def line(cells) -> str:
+        buffer.seek(0)
+        buffer.truncate()
+        writer.writerow(cells)
+        return buffer.getvalue()
+
+    yield line(EXPORT_COLUMNS)
     for receipt in rows.iterator(chunk_size=2000):
-        writer.writerow([spreadsheet_safe(getattr(receipt, name)) for name in EXPORT_COLUMNS])
-        if buffer.tell() > 64_000:
-            yield buffer.getvalue()
-            buffer.seek(0)
-            buffer.truncate()
-    yield buffer.getvalue()
+        yield line([spreadsheet_safe(getattr(receipt, name)) for name in EXPORT_COLUMNS])

@@ -8,13 +8,22 @@ JSONL export and `manage.py calibrate` score them with one implementation (repla
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
+from itertools import islice
 
 from memory_review.assessments.models import PromotionCandidate, Verdict
 from memory_review.assessments.policy import Thresholds
 from memory_review.tenancy.models import Tenant
 
 from . import promotion_sweep, reliability, sweep
-from .labeling import CANDIDATE, CANDIDATE_DECISION, VERDICT, labeled_items
+from .labeling import (
+    CANDIDATE,
+    CANDIDATE_DECISION,
+    VERDICT,
+    ItemLabels,
+    ItemRef,
+    active_labels,
+    labeled_items,
+)
 from .replay import Case, Report, replay
 
 # The thresholds drawn as one-at-a-time curves.
@@ -41,20 +50,19 @@ def verdict_cases(tenant: Tenant, *, labeled_by=None) -> tuple[list[Case], Label
         .values_list("pk", "event__source", "memory__kind", *Verdict.VOTE_NAMES)
         .order_by("pk")
     )
-    cases = []
-    for pk, source, kind, *votes in rows:
-        entry = gold[pk]
-        cases.append(
-            Case(
-                id=f"v{pk}",
-                votes={name: float(v or 0.0) for name, v in zip(Verdict.VOTE_NAMES, votes, strict=True)},
-                expected=entry.gold,
-                source=source or "",
-                category=kind,
-                lenient=entry.lenient,
-            )
-        )
+    cases = [_case(gold[pk], source, kind, votes) for pk, source, kind, *votes in rows]
     return cases, _counts(entries)
+
+
+def _case(entry: ItemLabels, source: str | None, kind: str, votes: list) -> Case:
+    return Case(
+        id=f"v{entry.ref.pk}",
+        votes={name: float(v or 0.0) for name, v in zip(Verdict.VOTE_NAMES, votes, strict=True)},
+        expected=entry.gold,
+        source=source or "",
+        category=kind,
+        lenient=entry.lenient,
+    )
 
 
 def candidate_cases(
@@ -173,27 +181,57 @@ def promotion(tenant: Tenant, policy: Thresholds, *, labeled_by=None) -> Promoti
 # --- replay sets ---------------------------------------------------------------------------------
 
 
+REPLAY_CHUNK = 2000  # gold items read, and their votes and texts, at a time
+
+
+def replay_set_size(tenant: Tenant) -> int:
+    """The verdicts with a label in force: the most cases the replay set can hold."""
+    return active_labels(tenant, VERDICT).values("verdict_id").distinct().count()
+
+
+def _verdict_items(tenant: Tenant) -> Iterator[ItemLabels]:
+    """The verdicts' labels in force, grouped item by item as they stream in item order: one
+    item's labels in memory at a time (labeled_items holds them all, for the pages' counts)."""
+    entry = None
+    labels = active_labels(tenant, VERDICT).order_by("verdict_id", "created_at", "pk")
+    for label in labels.iterator(chunk_size=REPLAY_CHUNK):
+        if entry is None or entry.ref.pk != label.verdict_id:
+            if entry is not None:
+                yield entry
+            entry = ItemLabels(ItemRef(VERDICT, label.verdict_id))
+        if label.adjudicated:
+            entry.ruling = label  # the latest ruling wins
+        else:
+            entry.labels.append(label)
+    if entry is not None:
+        yield entry
+
+
 def replay_set_lines(tenant: Tenant) -> Iterator[str]:
     """The gold verdict set as replay-set JSONL (DESIGN §5), one case per line, readable by
     `manage.py calibrate` and by the import below. The memory and event ride along as free text
-    for the people reading it; replay ignores them."""
-    cases, _ = verdict_cases(tenant)
-    texts = {
-        pk: (content, text)
-        for pk, content, text in Verdict.objects.for_tenant(tenant)
-        .filter(pk__in=[int(case.id[1:]) for case in cases])
-        .values_list("pk", "memory__content", "event__text")
-    }
-    for case in cases:
-        content, text = texts.get(int(case.id[1:]), ("", ""))
-        record = {
-            "id": case.id,
-            "votes": case.votes,
-            "source": case.source,
-            "category": case.category,
-            "expected": case.expected,
-            "lenient": list(case.lenient),
-            "memory": content,
-            "event": text,
-        }
-        yield json.dumps(record, ensure_ascii=False) + "\n"
+    for the people reading it; replay ignores them. Streamed REPLAY_CHUNK items at a time, so a
+    set of any size never sits in memory."""
+    gold = (entry for entry in _verdict_items(tenant) if entry.gold is not None)
+    while chunk := {entry.ref.pk: entry for entry in islice(gold, REPLAY_CHUNK)}:
+        rows = (
+            Verdict.objects.for_tenant(tenant)
+            .filter(pk__in=list(chunk), bears__isnull=False)
+            .order_by("pk")
+            .values_list(
+                "pk", "event__source", "memory__kind", "memory__content", "event__text", *Verdict.VOTE_NAMES
+            )
+        )
+        for pk, source, kind, content, text, *votes in rows:
+            case = _case(chunk[pk], source, kind, votes)
+            record = {
+                "id": case.id,
+                "votes": case.votes,
+                "source": case.source,
+                "category": case.category,
+                "expected": case.expected,
+                "lenient": list(case.lenient),
+                "memory": content,
+                "event": text,
+            }
+            yield json.dumps(record, ensure_ascii=False) + "\n"

@@ -8,4 +8,9 @@ class ReviewConfig(AppConfig):
     def ready(self):
         # The pages' derived figures register here, so a Celery worker (which loads no URLconf)
         # knows how to compute them (calibration/figures.py).
-        from . import calibration_page, disagreements  # noqa: F401
+        # Every download the screens offer, so a worker can write any of them as a file (jobfiles).
+        from . import (  # noqa: F401
+            calibration_page,
+            disagreements,
+            downloads,  # noqa: F401
+        )

@@ -5,6 +5,7 @@ from .views import (
     audit,
     calibration,
     erasures,
+    exports,
     flow,
     home,
     labels,
@@ -62,6 +63,10 @@ urlpatterns = [
     path("t/<slug:slug>/audit/export.csv", audit.audit_export, {"fmt": "csv"}, name="audit-export-csv"),
     path("t/<slug:slug>/audit/export.jsonl", audit.audit_export, {"fmt": "jsonl"}, name="audit-export-jsonl"),
     path("t/<slug:slug>/audit/memories/<int:pk>/", audit.memory_lineage, name="memory-lineage"),
+    # Files written by a worker (exports too large to stream at a click)
+    path("t/<slug:slug>/exports/", exports.export_list, name="export-list"),
+    path("t/<slug:slug>/exports/<int:pk>/", exports.export_detail, name="export-detail"),
+    path("t/<slug:slug>/exports/<int:pk>/download/", exports.export_download, name="export-download"),
     # The right to forget, and requests waiting for a second person
     path("t/<slug:slug>/erasures/", erasures.erasure_list, name="erasure-list"),
     path("t/<slug:slug>/erasures/request/", erasures.erasure_request, name="erasure-request"),

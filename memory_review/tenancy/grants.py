@@ -104,6 +104,7 @@ APP_GRANTS: dict[str, Grant] = {
         why="an imported set is kept verbatim, but for the text of cases an erasure blanks",
     ),
     "review_claim": Grant(WRITE, why="claims are released, and kept as the record"),
+    "jobfiles_jobfile": Grant(WRITE, why="a job's state moves; the record stays when its file expires"),
     "workflow_assignment": Grant(WRITE, why="an assignment is ended, never deleted"),
     "workflow_assignmentrule": Grant(WRITE, why="a rule is removed by a date, and kept"),
     "workflow_reviewtarget": Grant(WRITE, why="one row a tenant, changed in place by a lead"),

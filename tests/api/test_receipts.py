@@ -209,6 +209,34 @@ def test_a_lead_sets_when_it_became_wrong_and_exports_those_responses(client, ac
     ] == ["late-1"]
 
 
+def test_a_large_export_of_those_responses_is_written_by_a_job_holding_what_the_stream_holds(
+    client, acme, lead, token, settings, tmp_path
+):
+    from memory_review.jobfiles import services
+    from memory_review.jobfiles.models import JobFile
+
+    settings.STORAGES = {**settings.STORAGES, "jobfiles": {"OPTIONS": {"location": tmp_path}, "BACKEND": (
+        "django.core.files.storage.FileSystemStorage")}}  # fmt: skip
+    settings.EXPORT_JOB_ABOVE_ROWS = 2
+    memory = killed_after_three_uses(acme, lead, token, client)
+    client.force_login(lead)
+    since = (timezone.now() - timedelta(hours=3)).strftime("%Y-%m-%dT%H:%M")
+
+    asked = client.post(f"/t/acme/memories/{memory.pk}/responses.csv", {"wrong_since": since})
+    job = JobFile.objects.get()
+    assert asked.url == f"/t/acme/exports/{job.pk}/" and job.kind == "responses.csv"
+    assert services.job_file_produce(acme.pk, job.pk) == "done"
+
+    written = b"".join(client.get(f"/t/acme/exports/{job.pk}/download/").streaming_content)
+    streamed = b"".join(
+        client.get(f"/t/acme/memories/{memory.pk}/responses.csv?wrong_since={since}").streaming_content
+    )
+    assert written == streamed
+    assert [r["response_id"] for r in csv.DictReader(io.StringIO(written.decode()))] == [
+        "early-1", "early-2", "late-1",
+    ]  # fmt: skip
+
+
 def test_a_bad_time_is_a_400_naming_it_and_a_reviewer_cannot_export(client, acme, lead, reviewer, token):
     memory = killed_after_three_uses(acme, lead, token, client)
     standing = make_memory(acme)

@@ -21,6 +21,7 @@ from memory_review.calibration import adoption, labeling
 from memory_review.calibration.labeling import CANDIDATE, VERDICT, ItemRef
 from memory_review.calibration.models import Label
 from memory_review.compliance import dual_control
+from memory_review.jobfiles.models import JobFile
 from memory_review.lifecycle import Actor, transition
 from memory_review.memories.models import Memory
 from memory_review.tenancy.models import Role
@@ -49,6 +50,7 @@ LABELER_SEES = {
     "promotion-list": 403, "disagreements": 403, "promotion-detail": 200, "promotion-decide": 405,
     "audit-trail": 403, "audit-verify": 405, "audit-export-csv": 403, "audit-export-jsonl": 403,
     "memory-lineage": 403, "memory-responses-export": 403,
+    "export-list": 403, "export-detail": 403, "export-download": 403,
     "erasure-list": 403, "erasure-request": 405, "request-confirm": 405, "request-cancel": 405,
     "token-list": 403, "token-new": 405, "token-revoke": 405,
     "webhook-list": 403, "webhook-new": 405, "webhook-detail": 403, "webhook-state": 405,
@@ -126,6 +128,9 @@ def world(acme, policy, labeler, lead):
         "rules": assignment.rule_create(tenant=acme, to=lead, by=lead, subject="delivery"),
         "webhooks": WebhookEndpoint.objects.create(
             tenant=acme, url="https://hooks.example/in", secret=webhooks.new_secret(), created_by="user:1"
+        ),
+        "exports": JobFile.objects.create(
+            tenant=acme, kind="replay-set.jsonl", filename="r.jsonl", requested_by="user:1"
         ),
     }  # fmt: skip
     webhooks.fan_out(acme.pk, send=False)

@@ -1,20 +1,20 @@
 """The auditor's workspace: the trail filtered, its verification state, lineage, and exports
 that can be verified without this code base (docs/audit.md, tools/verify_export.py)."""
 
-from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
+from django.conf import settings
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from memory_review.agents import receipts as receipt_log
-from memory_review.audit import exports
-from memory_review.audit.models import Transition
 from memory_review.audit.verification import latest, verify_and_record
 from memory_review.lifecycle import Actor
 
-from .. import audit_trail
+from .. import audit_trail, downloads
 from ..access import get_memory_for, require_auditor
 from ..paging import BadCursor, keyset_page
 from .base import page, tenant_view
+from .exports import deliver
 
 
 def _filtered(request: HttpRequest, membership, transitions):
@@ -46,6 +46,7 @@ def audit_trail_view(request: HttpRequest, membership) -> HttpResponse:
     return page(
         request, membership, "review/audit.html", status=status, filters=filters, listing=listing,
         query=query.urlencode(), verification=latest(membership.tenant),
+        job_above=settings.EXPORT_JOB_ABOVE_ROWS,
     )  # fmt: skip
 
 
@@ -57,26 +58,18 @@ def audit_verify(request: HttpRequest, membership) -> HttpResponse:
     return redirect("audit-trail", membership.tenant.slug)
 
 
-@require_GET
+@require_http_methods(["GET", "POST"])
 @tenant_view
 def audit_export(request: HttpRequest, membership, fmt: str) -> HttpResponse:
-    """The filtered trail, streamed: a million rows never sit in memory."""
+    """The filtered trail, streamed (a million rows never sit in memory); asked for from the page
+    (POST) and large, written by a worker as a file (views/exports.py)."""
     require_auditor(membership)
-    # Every column the hash covers, nothing joined: a million rows, one query a chunk.
-    filters, transitions = _filtered(request, membership, Transition.objects.for_tenant(membership.tenant))
-    if transitions is None:
+    filters = audit_trail.TrailFilters(
+        request.GET if request.method == "GET" else request.POST, tenant=membership.tenant
+    )
+    if not filters.is_valid():
         return page(request, membership, "review/audit.html", status=400, filters=filters, listing=None)
-    tenant = membership.tenant
-    name = f"audit-{tenant.slug}"
-    if fmt == "jsonl":
-        lines = exports.jsonl(tenant, transitions, filters=filters.active, complete=not filters.active)
-        response = StreamingHttpResponse(lines, content_type="application/x-ndjson; charset=utf-8")
-    else:
-        response = StreamingHttpResponse(
-            exports.csv_lines(tenant, transitions), content_type="text/csv; charset=utf-8"
-        )
-    response["Content-Disposition"] = f'attachment; filename="{name}.{fmt}"'
-    return response
+    return deliver(request, membership, downloads.AUDIT[fmt], filters.active)
 
 
 @require_GET

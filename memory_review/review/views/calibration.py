@@ -3,21 +3,22 @@ the active policy gets right and wrong, and what moving its thresholds would do;
 sets (DESIGN §5) out of and into the app."""
 
 from django.contrib import messages
-from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.urls import reverse
 from django.utils import timezone
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from memory_review import params, textlimits
-from memory_review.calibration import evidence, figures, labeling
+from memory_review.calibration import figures, labeling
 from memory_review.calibration.models import ReplaySet
 from memory_review.calibration.replay import ReplayError, load_cases
 
-from .. import blind
+from .. import blind, downloads
 from ..access import require_auditor, require_labeler
 from .base import bad_request, page, tenant_view
 from .blind import refused_when_blind
+from .exports import deliver
 
 IMPORT_MAX_BYTES = 20 * 1024 * 1024
 
@@ -49,19 +50,16 @@ def calibration(request: HttpRequest, membership) -> HttpResponse:
     )
 
 
-@require_GET
+@require_http_methods(["GET", "POST"])
 @tenant_view
 @refused_when_blind("the replay set holds every gold label, other labelers' answers among them")
 def replay_set_export(request: HttpRequest, membership) -> HttpResponse:
     """The gold verdicts as replay-set JSONL, for `manage.py calibrate` or another deployment.
     Leads, admins and auditors: it holds every labeler's answers, which a labeler sees only for
-    what they labeled themselves."""
+    what they labeled themselves. Streamed; a large set asked for from the page is written by a
+    worker (views/exports.py)."""
     require_auditor(membership)
-    tenant = membership.tenant
-    response = StreamingHttpResponse(evidence.replay_set_lines(tenant), content_type="application/x-ndjson")
-    stamp = timezone.now().strftime("%Y%m%d-%H%M")
-    response["Content-Disposition"] = f'attachment; filename="{tenant.slug}-replay-set-{stamp}.jsonl"'
-    return response
+    return deliver(request, membership, downloads.REPLAY_SET, {"at": timezone.now().strftime("%Y%m%d-%H%M")})
 
 
 @require_POST

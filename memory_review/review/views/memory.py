@@ -4,12 +4,12 @@ at a time), the reviewer's actions on it, and claiming it."""
 from django import forms
 from django.conf import settings
 from django.contrib import messages
-from django.http import HttpRequest, HttpResponse, QueryDict, StreamingHttpResponse
+from django.http import HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import get_object_or_404, redirect
 from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils import timezone
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from memory_review import params, textlimits
 from memory_review.agents import receipts as receipt_log
@@ -32,10 +32,11 @@ from memory_review.workflow.decisions import (
     memory_rewrite,
 )
 
-from .. import charts, explain, graph, lists, memory_page, rows, words
+from .. import charts, downloads, explain, graph, lists, memory_page, rows, words
 from ..access import get_memory_for, require_lead, require_reviewer, works_blind
 from .base import page, safe_next, tenant_view
 from .blind import memory_evidence
+from .exports import deliver
 
 DETAIL = "review/memory_detail.html"
 
@@ -98,21 +99,19 @@ def memory_detail(request: HttpRequest, membership, pk: int) -> HttpResponse:
     return page(request, membership, DETAIL, status=400 if bad else 200, **context)
 
 
-@require_GET
+@require_http_methods(["GET", "POST"])
 @tenant_view
 def memory_responses_export(request: HttpRequest, membership, pk: int) -> HttpResponse:
     """The responses that used the memory while it was wrong (thread, user, time), as CSV, so a
-    lead can follow up with the customers."""
+    lead can follow up with the customers; a large one is written by a worker (views/exports.py)."""
     require_lead(membership)
     memory = get_memory_for(membership, pk)
-    since = params.moment(request.GET, "wrong_since") or receipt_log.wrong_from(memory)[0]
+    asked = params.moment(request.GET if request.method == "GET" else request.POST, "wrong_since")
+    since = asked or receipt_log.wrong_from(memory)[0]
     if since is None:
         raise params.BadParameter("wrong_since", "is needed: this memory still stands, so say from when")
-    name = f"responses-{membership.tenant.slug}-memory-{memory.pk}.csv"
-    response = StreamingHttpResponse(receipt_log.csv_lines(receipt_log.while_wrong(memory, since)),
-                                     content_type="text/csv; charset=utf-8")  # fmt: skip
-    response["Content-Disposition"] = f'attachment; filename="{name}"'
-    return response
+    asked_for = {"memory": memory.pk, "since": since.isoformat()}
+    return deliver(request, membership, downloads.RESPONSES, asked_for)
 
 
 def _state(request: HttpRequest, membership, memory) -> dict:
@@ -242,7 +241,7 @@ def _respond(
             parts.append(
                 render_to_string(
                     "review/includes/list_total.html",
-                    {"total": _filtered_total(request, membership, filters), "oob": True},
+                    {**_queue_size(request, membership, filters), "oob": True},
                     request,
                 )
             )
@@ -259,11 +258,14 @@ def _respond(
     return HttpResponse("".join(parts), status=status)
 
 
-def _filtered_total(request, membership, filters: str) -> int:
+def _queue_size(request, membership, filters: str) -> dict:
+    """The filtered queue's size after an action in it, as its page says it (lists.size_of)."""
     form = lists.QueueFilters(QueryDict(filters), tenant=membership.tenant)
     if not form.is_valid():
-        return lists.queue_memories(membership.tenant).count()
-    return lists.filtered(lists.queue_memories(membership.tenant), form, user=request.user).count()
+        form = lists.QueueFilters(QueryDict(), tenant=membership.tenant)
+    memories = lists.filtered(lists.queue_memories(membership.tenant), form, user=request.user)
+    size = lists.size_of(memories, form)
+    return {"total": size.n, "more": size.more}
 
 
 def _conflict_text(conflict) -> str:
