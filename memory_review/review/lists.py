@@ -11,6 +11,7 @@ from datetime import datetime, timedelta
 from types import SimpleNamespace
 
 from django import forms
+from django.conf import settings
 from django.db.models import Exists, OuterRef, Q, QuerySet
 from django.utils import timezone
 from django.utils.timesince import timesince
@@ -206,11 +207,19 @@ class MemoryFilters(_Filters):
 @dataclass
 class Listing:
     page: Page
-    total: int
+    size: "Size"
 
     @property
     def rows(self) -> list[Memory]:
         return self.page.rows
+
+    @property
+    def total(self) -> int:
+        return self.size.n
+
+    @property
+    def more(self) -> bool:
+        return self.size.more
 
 
 def queue_memories(tenant: Tenant) -> QuerySet:
@@ -240,6 +249,42 @@ def statuses_in(filters: _Filters, counts: dict[str, int]) -> set[str]:
     return {chosen} if chosen else {status for status, n in counts.items() if n}
 
 
+def counted_up_to() -> int:
+    """A filtered list's rows are counted up to this many; past it the list says "more than" (a
+    search matching a third of two million memories is not counted row by row on every page).
+    Never below REVIEW_BULK_MAX: a set a bulk action may take is always counted whole."""
+    return max(COUNTED_UP_TO, settings.REVIEW_BULK_MAX)
+
+
+COUNTED_UP_TO = 1_000
+
+
+@dataclass(frozen=True)
+class Size:
+    """How many memories a filtered list holds, and in which statuses. `more`: more than `n`
+    match, and `statuses` are those of the first `n` counted. `ids`: every match, when counted
+    whole by their rows."""
+
+    n: int
+    more: bool
+    statuses: frozenset[str]
+    ids: tuple[int, ...] | None = None
+
+
+def size_of(memories: QuerySet, filters: _Filters, *, counts: dict[str, int] | None = None) -> Size:
+    """From `counts` (the memories of `memories`' base by status) when the filters narrow by
+    status at most; else counted, up to counted_up_to(), with their statuses, in one query."""
+    if counts is not None and by_status_only(filters):
+        held = statuses_in(filters, counts)
+        return Size(sum(counts.get(status, 0) for status in held), False, frozenset(held))
+    most = counted_up_to()
+    found = list(memories.order_by().values_list("pk", "status")[: most + 1])
+    statuses = frozenset(status for _, status in found)
+    if len(found) > most:
+        return Size(most, True, statuses)
+    return Size(len(found), False, statuses, ids=tuple(pk for pk, _ in found))
+
+
 def listing(
     base: QuerySet,
     filters: _Filters,
@@ -250,11 +295,14 @@ def listing(
     size: int = PAGE_SIZE,
     counts: dict[str, int] | None = None,
 ) -> Listing:
-    """One page of the filtered list, its rows decorated, and the filtered set's size: from
-    `counts` (the tenant's memories by status, over the same rows as `base`) when the filters
-    narrow by status at most, else counted."""
+    """One page of the filtered list, its rows decorated, and the filtered set's size (size_of)."""
     now = timezone.now()
     memories = filtered(base, filters, user=user, now=now)
+    counted = size_of(memories, filters, counts=counts)
+    if counted.ids is not None:
+        # Every match is known: the page is read among them by primary key. A search the text
+        # index answers in milliseconds would otherwise walk the order's index past every miss.
+        memories = base.filter(pk__in=counted.ids)
     page = keyset_page(
         shown_fields(memories),
         filters.ordering,
@@ -263,11 +311,7 @@ def listing(
         before=before,
     )
     decorate(page.rows, viewer=user, now=now)
-    if counts is not None and by_status_only(filters):
-        total = sum(counts.get(status, 0) for status in statuses_in(filters, counts))
-    else:
-        total = memories.count()
-    return Listing(page=page, total=total)
+    return Listing(page=page, size=counted)
 
 
 @dataclass(frozen=True)

@@ -83,3 +83,44 @@ def test_the_list_of_all_memories_says_its_size_from_the_counts_the_writers_keep
     assert 'value="unfreeze"' not in body
     frozen = client.get(f"/t/acme/memories/?status={MemoryStatus.FROZEN}").content.decode()
     assert 'value="unfreeze"' in frozen
+
+
+def test_the_queue_says_its_size_from_the_writers_counts_and_counts_only_when_filtered(
+    client, acme, policy, lead, reviewer
+):
+    from memory_review.memories.models import Memory
+
+    client.force_login(lead)
+    grow(acme, policy, lead, reviewer, 2, round="a")
+    waiting = Memory.objects.for_tenant(acme).needs_review()
+
+    with CaptureQueriesContext(connection) as unfiltered:
+        whole = client.get("/t/acme/review/")
+    filtered = client.get("/t/acme/review/?q=claimed")
+
+    assert whole.context["listing"].total == waiting.count()
+    assert not any("COUNT(" in q["sql"].upper() and "memories_memory" in q["sql"] for q in unfiltered)
+    assert filtered.context["listing"].total == waiting.filter(subject__contains="claimed").count() == 2
+
+
+def test_a_list_matching_more_than_is_counted_says_more_than_and_offers_no_bulk_action(
+    client, acme, lead, monkeypatch
+):
+    from memory_review.review import lists
+
+    monkeypatch.setattr(lists, "counted_up_to", lambda: 3)
+    for i in range(5):
+        make_memory(acme, subject=f"refund {i}")
+    make_memory(acme, subject="delivery")
+    client.force_login(lead)
+
+    many = client.get("/t/acme/memories/?q=refund")
+    few = client.get("/t/acme/memories/?q=refund%203")
+
+    body = many.content.decode()
+    assert (many.context["listing"].total, many.context["listing"].more) == (3, True)
+    assert '<strong id="list-total">more than 3</strong> memories matching' in body
+    assert "data-bulk-too-many" in body and "Act on all" not in body
+    assert len(many.context["listing"].rows) == 5  # the page itself is whole
+    assert (few.context["listing"].total, few.context["listing"].more) == (1, False)
+    assert "Act on all 1 memory" in few.content.decode()

@@ -27,8 +27,8 @@ BULK_MAX_AGE_S = 3600
 def _list_page(
     request: HttpRequest, membership, *, base, filters, template: str, counts=None, **context
 ) -> HttpResponse:
-    """`counts`: the tenant's memories by status when `base` is all of them (the list of all
-    memories), so its size and statuses need no count over every row."""
+    """`counts`: `base`'s memories by status (the writers' counts), so an unfiltered list's size
+    and statuses need no count over its rows."""
     if not filters.is_valid():
         return page(request, membership, template, status=400, filters=filters, listing=None, **context)
     try:
@@ -42,11 +42,6 @@ def _list_page(
     query = request.GET.copy()
     for cursor in ("after", "before"):
         query.pop(cursor, None)
-    statuses = (
-        {lists.MemoryStatus.NEEDS_REVIEW}
-        if context["list_name"] == "queue"
-        else _statuses(base, filters, request, counts)
-    )
     return page(
         request,
         membership,
@@ -56,20 +51,12 @@ def _list_page(
         query=query.urlencode(),
         row_context=rows.row_context(request, membership, context["list_name"], query=query.urlencode()),
         loaded_at=timezone.now(),
-        bulk_actions=[(name, action.label) for name, action in bulk_actions_for(statuses)],
+        # A bulk action offers only moves valid from every status in the set, and takes at most
+        # REVIEW_BULK_MAX memories (a set counted past that is offered none).
+        bulk_actions=[(name, action.label) for name, action in bulk_actions_for(listing.size.statuses)],
+        bulk_max=settings.REVIEW_BULK_MAX,
         **context,
     )
-
-
-def _statuses(base, filters, request, counts) -> set[str]:
-    """The statuses in the filtered set: a bulk action offers only moves valid from all of them."""
-    if counts is not None and lists.by_status_only(filters):
-        return lists.statuses_in(filters, counts)
-    chosen = filters.cleaned_data.get("status")
-    if chosen:
-        return {chosen}
-    found = lists.filtered(base, filters, user=request.user).order_by().values_list("status", flat=True)
-    return set(found.distinct())
 
 
 @require_GET
@@ -78,9 +65,11 @@ def _statuses(base, filters, request, counts) -> set[str]:
 def review_queue(request: HttpRequest, membership) -> HttpResponse:
     base = lists.queue_memories(membership.tenant)
     filters = lists.QueueFilters(request.GET, tenant=membership.tenant)
+    waiting = tallies.counts(membership.tenant).get(lists.MemoryStatus.NEEDS_REVIEW, 0)
     return _list_page(
-        request, membership, base=base, filters=filters, template="review/queue.html", list_name="queue"
-    )
+        request, membership, base=base, filters=filters, template="review/queue.html", list_name="queue",
+        counts={lists.MemoryStatus.NEEDS_REVIEW: waiting},
+    )  # fmt: skip
 
 
 @require_GET
