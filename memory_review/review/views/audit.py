@@ -12,7 +12,7 @@ from memory_review.lifecycle import Actor
 
 from .. import audit_trail, downloads
 from ..access import get_memory_for, require_auditor
-from ..paging import BadCursor, keyset_page
+from ..paging import BadCursor
 from .base import page, tenant_view
 from .exports import deliver
 
@@ -32,8 +32,8 @@ def audit_trail_view(request: HttpRequest, membership) -> HttpResponse:
     status, listing = 200, None
     if transitions is not None:
         try:
-            listing = keyset_page(transitions, ("-seq",), size=50, after=request.GET.get("after"),
-                                  before=request.GET.get("before"))  # fmt: skip
+            listing = audit_trail.trail_page(transitions, membership.tenant, after=request.GET.get("after"),
+                                             before=request.GET.get("before"))  # fmt: skip
         except BadCursor as exc:
             filters.add_error(None, f"{exc}: start again from the newest")
         else:
