@@ -18,6 +18,7 @@ PAGES = {  # figure: the page that shows it
     "calibration": "/t/acme/calibration/",
     "disagreements": "/t/acme/promotions/disagreements/",
     "redecided": "/t/acme/policies/",
+    "agreement": "/t/acme/labels/agreement/",
 }
 COMPARE = "/t/acme/calibration/compare/?confirm_min=0.7"
 

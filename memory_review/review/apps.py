@@ -10,6 +10,7 @@ class ReviewConfig(AppConfig):
         # knows how to compute them (calibration/figures.py).
         # Every download the screens offer, so a worker can write any of them as a file (jobfiles).
         from . import (  # noqa: F401
+            agreement_page,
             calibration_page,
             disagreements,
             downloads,  # noqa: F401

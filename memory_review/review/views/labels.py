@@ -3,21 +3,19 @@ an acceptable alternative, s skip, u undo, n note), blind to the policy and to o
 until the label is in; then labelers' agreement, and a lead's ruling where they disagree."""
 
 from django.contrib import messages
-from django.contrib.auth import get_user_model
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
-from memory_review.calibration import labeling
+from memory_review.calibration import figures, labeling
 from memory_review.calibration.labeling import ItemRef, LabelError
-from memory_review.tenancy.names import display_name
 
-from .. import blind
+from .. import agreement_page, blind
 from ..access import require_labeler, require_lead
 from .base import page, partial_or_page, tenant_view
 
-KIND_NAMES = {labeling.VERDICT: "Verdicts", labeling.CANDIDATE: "Promotion candidates"}
+KIND_NAMES = agreement_page.KIND_NAMES
 
 
 def _kind(request: HttpRequest) -> str:
@@ -154,33 +152,10 @@ def label_agreement(request: HttpRequest, membership) -> HttpResponse:
     if not membership.can_audit:  # auditors read it; labelers, reviewers, leads and admins too
         require_labeler(membership)
     tenant = membership.tenant
-    sections = []
-    for kind, title in KIND_NAMES.items():
-        entries = labeling.labeled_items(tenant, kind, labeled_by=blind.counted_for(membership, request.user))
-        disputed = labeling.disputes(tenant, kind, entries=entries)
-        names = _labeler_names(tenant, kind)
-        # The answers on a disputed item are for the lead who rules on it and the auditor who
-        # reads: a labeler who has not labeled it yet would otherwise see them before their own.
-        shown = labeling.with_items(tenant, kind, disputed[:100]) if membership.can_audit else []
-        sections.append(
-            {
-                "kind": kind,
-                "title": title,
-                "agreement": labeling.labeler_agreement(tenant, kind, names=names, entries=entries),
-                "disputes": [
-                    (entry, item, [(names[label.labeler_id], label) for label in entry.labels])
-                    for entry, item in shown
-                ],
-                "disputed": len(disputed),
-                "outcomes": labeling.OUTCOMES[kind],
-            }
-        )
-    return page(request, membership, "review/label_agreement.html", sections=sections)
-
-
-def _labeler_names(tenant, kind: str) -> dict[int, str]:
-    people = get_user_model().objects.filter(pk__in=labeling.active_labels(tenant, kind).values("labeler_id"))
-    return {person.pk: display_name(person) for person in people}
+    counted_for = blind.counted_for(membership, request.user)
+    shown = figures.read("agreement", tenant, **({"labeled_by": counted_for.pk} if counted_for else {}))
+    parts = shown.ready and agreement_page.sections(tenant, shown.value, show_answers=membership.can_audit)
+    return page(request, membership, "review/label_agreement.html", sections=parts or [], shown=shown)
 
 
 @require_POST
