@@ -379,6 +379,11 @@ API_RATE_PER_MINUTE = env_int("API_RATE_PER_MINUTE", 300)  # per token; 0 turns 
 AUDIT_KEY = os.environ.get("AUDIT_KEY", "")  # not env_secret: AUDIT_KEY_FILE is the JSON key file
 AUDIT_KEY_ID = os.environ.get("AUDIT_KEY_ID", "k1")
 AUDIT_KEY_FILE = os.environ.get("AUDIT_KEY_FILE") or str(VAR_DIR / "audit-key.json")
+# "Verify now" runs in a worker, which reports every 5,000 rows; one silent AUDIT_VERIFY_LEASE_SECONDS
+# is taken over by the task the broker hands back, and after AUDIT_VERIFY_LOST_SECONDS the page
+# says it stopped and lets a person ask again (a check between reports can take a while).
+AUDIT_VERIFY_LEASE_SECONDS = env_int("AUDIT_VERIFY_LEASE_SECONDS", 120)
+AUDIT_VERIFY_LOST_SECONDS = env_int("AUDIT_VERIFY_LOST_SECONDS", 900)
 # Signed checkpoints of each chain's head, written outside the database (append-only files).
 AUDIT_CHECKPOINT_DIR = os.environ.get("AUDIT_CHECKPOINT_DIR") or str(VAR_DIR / "audit-checkpoints")
 AUDIT_CHECKPOINT_MINUTES = env_int("AUDIT_CHECKPOINT_MINUTES", 10)

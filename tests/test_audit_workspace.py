@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from memory_review.audit import checkpoints
+from memory_review.audit import checkpoints, verification
+from memory_review.audit.models import VerificationRun
 from memory_review.lifecycle import Actor, transition
 from tests.conftest import TEST_AUDIT_KEY, TEST_AUDIT_KEY_ID
 from tests.factories import flagged, make_memory
@@ -90,6 +91,8 @@ def test_the_verification_state_is_shown_and_can_be_rechecked(client, auditor, h
     checkpoints.write(acme)
 
     client.post("/t/acme/audit/verify/")
+    run = VerificationRun.objects.get()
+    assert verification.verification_run(acme.pk, run.pk) == "done"  # the worker's part
 
     text = client.get("/t/acme/audit/").content.decode()
     assert (

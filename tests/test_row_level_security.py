@@ -35,6 +35,7 @@ RLS_WITH_THEIR_TABLE = {
     "agents_webhookdelivery",
     "agents_webhookattempt",
     "jobfiles_jobfile",
+    "audit_verificationrun",
 }
 
 

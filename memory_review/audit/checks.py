@@ -49,11 +49,39 @@ class Walked:
     most_trail_seq: int = 0  # the seals' ledger only: the furthest transition it saw
 
 
+class Progress:
+    """How far a verification has got: the check it is on and the rows read, told to `report`
+    (stage, rows checked) at each stage and every CHUNK rows. The walks below count the
+    transitions, the seals in chain order, and the seals again in object order, where each
+    sealed row is held to its latest seal: head.seq + 2 x head.seal_seq rows in all."""
+
+    def __init__(self, report: Callable[[str, int], None] | None = None):
+        self._report = report or (lambda stage, checked: None)
+        self.stage, self.checked = "", 0
+
+    def at(self, stage: str) -> None:
+        self.stage = stage
+        self._report(stage, self.checked)
+
+    def row(self) -> None:
+        self.checked += 1
+        if self.checked % CHUNK == 0:
+            self._report(self.stage, self.checked)
+
+
+UNWATCHED = Progress()
+
+
 # -- the two chains ----------------------------------------------------------------------------
 
 
 def trail(
-    tenant: Tenant, head: AuditChain | None, ring: Keyring, *, marks: frozenset[int] = frozenset()
+    tenant: Tenant,
+    head: AuditChain | None,
+    ring: Keyring,
+    *,
+    marks: frozenset[int] = frozenset(),
+    progress: Progress = UNWATCHED,
 ) -> tuple[Break | None, Walked]:
     """The transitions up to the head: no gap, each linked to the one before, each keyed hash
     and each free text's keyed hash as written."""
@@ -65,6 +93,7 @@ def trail(
         .iterator(chunk_size=CHUNK)
     )
     for row in rows:
+        progress.row()
         if row.seq != walked.last_seq + 1:
             return _gap(tenant, "trail", walked.last_seq + 1, row.seq), walked
         if row.prev_hash != walked.last_hash:
@@ -92,7 +121,12 @@ def trail(
 
 
 def ledger(
-    tenant: Tenant, head: AuditChain | None, ring: Keyring, *, marks: frozenset[int] = frozenset()
+    tenant: Tenant,
+    head: AuditChain | None,
+    ring: Keyring,
+    *,
+    marks: frozenset[int] = frozenset(),
+    progress: Progress = UNWATCHED,
 ) -> tuple[Break | None, Walked]:
     """The seals up to the head, as the transitions are walked; and the furthest transition
     any seal saw, which the transitions' chain must still reach."""
@@ -106,6 +140,7 @@ def ledger(
         .iterator(chunk_size=CHUNK)
     )
     for values in rows:
+        progress.row()
         row = _SealRow(dict(zip(names, values, strict=True)))
         if row.seq != walked.last_seq + 1:
             return _gap(tenant, "seals", walked.last_seq + 1, row.seq), walked
@@ -242,22 +277,22 @@ def against_checkpoints(tenant: Tenant, found, trail_end: Walked, seals_end: Wal
 # -- every sealed row against its latest seal ----------------------------------------------------
 
 
-def sealed_rows(tenant: Tenant, ring: Keyring) -> Break | None:
+def sealed_rows(tenant: Tenant, ring: Keyring, *, progress: Progress = UNWATCHED) -> Break | None:
     """Each sealed table, row by row beside its seals (both in id order): a row with no seal was
     inserted around the application, a seal with no row marks a row deleted around it, and a
     row whose digest differs from its latest seal was changed around it (or put back as it was)."""
     for model in seals.sealed_models():
-        if problem := _sealed_table(tenant, model, ring):
+        if problem := _sealed_table(tenant, model, ring, progress):
             return problem
-    return erased_transitions(tenant, ring)
+    return erased_transitions(tenant, ring, progress)
 
 
-def _sealed_table(tenant: Tenant, model, ring: Keyring) -> Break | None:
+def _sealed_table(tenant: Tenant, model, ring: Keyring, progress: Progress) -> Break | None:
     name = model._meta.verbose_name
     column = "pk" if model.seal_tenant == "pk" else model.seal_tenant
     table = model._base_manager.filter(**{column: tenant.pk}).order_by("pk")
     rows = seals.rows(table, chunk_size=CHUNK)
-    latest = _latest_seals(tenant, model.seal_kind)
+    latest = _latest_seals(tenant, model.seal_kind, progress)
     row, seal = next(rows, None), next(latest, None)
     while row is not None or seal is not None:
         if seal is None or (row is not None and row[0] < seal.object_id):
@@ -292,7 +327,7 @@ def _sealed_table(tenant: Tenant, model, ring: Keyring) -> Break | None:
     return None
 
 
-def erased_transitions(tenant: Tenant, ring: Keyring) -> Break | None:
+def erased_transitions(tenant: Tenant, ring: Keyring, progress: Progress = UNWATCHED) -> Break | None:
     """A transition's text is blanked only by an erasure, which seals the blanking: a blank row
     with no such seal was blanked around the application, and a sealed blanking whose row holds
     text again had its text put back."""
@@ -303,7 +338,7 @@ def erased_transitions(tenant: Tenant, ring: Keyring) -> Break | None:
         .values_list("pk", "seq", "erased_by")
         .iterator(chunk_size=CHUNK)
     )
-    latest = _latest_seals(tenant, chain.SEAL_KIND)
+    latest = _latest_seals(tenant, chain.SEAL_KIND, progress)
     row, seal = next(rows, None), next(latest, None)
     while row is not None or seal is not None:
         if seal is None or (row is not None and row[0] < seal.object_id):
@@ -330,7 +365,7 @@ def erased_transitions(tenant: Tenant, ring: Keyring) -> Break | None:
     return None
 
 
-def _latest_seals(tenant: Tenant, kind: str) -> Iterator[_SealRow]:
+def _latest_seals(tenant: Tenant, kind: str, progress: Progress = UNWATCHED) -> Iterator[_SealRow]:
     """Each object's latest seal of this kind, in object order."""
     names = ("object_id", "seq", "action", "digest", "key_id", "created_at", "actor", "erasure")
     found = (
@@ -342,6 +377,7 @@ def _latest_seals(tenant: Tenant, kind: str) -> Iterator[_SealRow]:
     )
     last = None
     for values in found:
+        progress.row()
         current = _SealRow(dict(zip(names, values, strict=True)))
         if last is not None and current.object_id != last.object_id:
             yield last

@@ -3,6 +3,7 @@ change (`Transition`), one ledger row per write to any row a decision rests on (
 keyed per-tenant chain whose heads `AuditChain` keeps."""
 
 from django.db import models
+from django.utils import timezone
 
 from memory_review.tenancy.models import SealedTenantOwned, Tenant, TenantOwned, TenantQuerySet
 
@@ -154,3 +155,44 @@ class AuditVerification(SealedTenantOwned):
 
     def __str__(self) -> str:
         return f"{'intact' if self.intact else 'broken'} at {self.verified_at:%Y-%m-%d %H:%M}"
+
+
+class RunState(models.TextChoices):
+    QUEUED = "queued"
+    RUNNING = "running"
+    DONE = "done"
+    FAILED = "failed"
+
+
+class VerificationRun(TenantOwned):
+    """A "Verify now" a person asked for, run by a Celery worker: which check it is on and how
+    many rows it has read of how many, then the verification it recorded. One runs at a time a
+    tenant (verification.py refuses a second). Not sealed: what it found is, in its result."""
+
+    requested_by = models.CharField(max_length=120)
+    requested_at = models.DateTimeField(default=timezone.now)
+    state = models.CharField(max_length=10, choices=RunState.choices, default=RunState.QUEUED)
+    stage = models.CharField(max_length=80, null=True, blank=True, help_text="The check it is on.")
+    checked = models.PositiveBigIntegerField(default=0, help_text="Rows read so far.")
+    total = models.PositiveBigIntegerField(default=0, help_text="Rows to read.")
+    error = models.CharField(max_length=1000, null=True, blank=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    beat_at = models.DateTimeField(null=True, blank=True, help_text="The worker last said it was alive.")
+    finished_at = models.DateTimeField(null=True, blank=True)
+    result = models.ForeignKey(
+        AuditVerification, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
+
+    class Meta:
+        indexes = [models.Index(fields=["tenant", "-requested_at"], name="verifyrun_tenant_ix")]
+
+    def __str__(self) -> str:
+        return f"verification run {self.pk} ({self.state})"
+
+    @property
+    def active(self) -> bool:
+        return self.state in (RunState.QUEUED, RunState.RUNNING)
+
+    @property
+    def percent(self) -> int:
+        return min(99, self.checked * 100 // self.total) if self.total else 0

@@ -4,6 +4,7 @@ from celery import shared_task
 
 from memory_review.tenancy.models import Tenant
 
+from . import verification
 from .context import acting_as
 from .verification import verify_and_checkpoint
 
@@ -18,3 +19,9 @@ def checkpoint_all() -> int:
         for tenant in Tenant.objects.order_by("slug"):
             written += verify_and_checkpoint(tenant, by="system:audit-checkpoint")[1] is not None
     return written
+
+
+@shared_task(name="memory_review.audit.tasks.verify_run")
+def verify_run(tenant_id: int, pk: int) -> str:
+    """A person's "Verify now": the whole trail, with its progress on the audit page."""
+    return verification.verification_run(tenant_id, pk)

@@ -1,6 +1,18 @@
 """Checking a tenant's whole trail and recording what was found (the auditor's workspace shows
-it). The checks themselves are in audit/checks.py; docs/audit.md lists them for auditors."""
+it). The checks themselves are in audit/checks.py; docs/audit.md lists them for auditors.
 
+"Verify now" runs in a Celery worker (issue 17, item 5): a million rows take about 45 s, past a
+web worker's patience. verification_request queues a run, one a tenant at a time;
+verification_run, the task's work, reports the check it is on and the rows read every CHUNK rows
+(its heartbeat), and keeps the verification as verify_audit does."""
+
+import logging
+from datetime import timedelta
+
+from celery import current_app
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from memory_review.tenancy.db_context import tenant_context
@@ -8,15 +20,15 @@ from memory_review.tenancy.models import Tenant
 from memory_review.textlimits import fit
 
 from . import checkpoints, checks
-from .checks import Break
+from .checks import UNWATCHED, Break, Progress
 from .keys import Keyring, keyring
-from .models import AuditChain, AuditVerification
+from .models import AuditChain, AuditVerification, RunState, VerificationRun
 
 STALE = "stale"  # the only problem the checkpoint job may write past: writing is its remedy
 
 
 def verify(
-    tenant: Tenant, *, ring: Keyring | None = None
+    tenant: Tenant, *, ring: Keyring | None = None, progress: Progress = UNWATCHED
 ) -> tuple[Break | None, checkpoints.CheckpointFile | None]:
     """The tenant's first problem, or None, and the checkpoint file as read.
 
@@ -29,6 +41,7 @@ def verify(
     """
     ring = ring or keyring()
     head = AuditChain.objects.for_tenant(tenant).first()
+    progress.at("the checkpoint file")
     seen = most_lines_seen(tenant)
     try:
         found = checkpoints.read(tenant)
@@ -42,20 +55,32 @@ def verify(
         # checkpoint job resumes them, so it must never take staleness for the whole story.
         stale = Break(tenant.slug, 0, None, problem, STALE)
     lines = found.checkpoints if found else ()
-    problem, trail_end = checks.trail(tenant, head, ring, marks=frozenset(c.seq for c in lines))
+    progress.at("the transitions' chain")
+    marks = frozenset(c.seq for c in lines)
+    problem, trail_end = checks.trail(tenant, head, ring, marks=marks, progress=progress)
     if problem:
         return problem, found
-    problem, seals_end = checks.ledger(tenant, head, ring, marks=frozenset(c.seal_seq or 0 for c in lines))
-    return (
-        problem
-        or checks.heads(tenant, head, trail_end, seals_end)
+    progress.at("the seals' ledger")
+    marks = frozenset(c.seal_seq or 0 for c in lines)
+    problem, seals_end = checks.ledger(tenant, head, ring, marks=marks, progress=progress)
+    if problem:
+        return problem, found
+    progress.at("the heads and the checkpoints")
+    problem = (
+        checks.heads(tenant, head, trail_end, seals_end)
         or checks.against_checkpoints(tenant, found, trail_end, seals_end)
         or checks.binding(tenant, trail_end, seals_end)
-        or checks.sealed_rows(tenant, ring)
-        or checks.statuses(tenant)
-        or checks.rules(tenant)
-        or stale
-    ), found
+    )
+    if problem:
+        return problem, found
+    progress.at("every sealed row against its seal")
+    if problem := checks.sealed_rows(tenant, ring, progress=progress):
+        return problem, found
+    progress.at("every status against its last transition")
+    if problem := checks.statuses(tenant):
+        return problem, found
+    progress.at("the two-person rule")
+    return checks.rules(tenant) or stale, found
 
 
 def problem_in(tenant: Tenant) -> Break | None:
@@ -64,11 +89,11 @@ def problem_in(tenant: Tenant) -> Break | None:
         return verify(tenant)[0]
 
 
-def verify_and_record(tenant: Tenant, *, by: str) -> AuditVerification:
+def verify_and_record(tenant: Tenant, *, by: str, progress: Progress = UNWATCHED) -> AuditVerification:
     """Walk everything against the checkpoint file, and keep the result (sealed)."""
     with tenant_context(tenant.pk):
         head = AuditChain.objects.for_tenant(tenant).first()
-        problem, found = verify(tenant)
+        problem, found = verify(tenant, progress=progress)
         record = AuditVerification.objects.create(
             tenant=tenant,
             verified_at=timezone.now(),
@@ -114,3 +139,92 @@ def most_lines_seen(tenant: Tenant) -> AuditVerification | None:
         .order_by("-checkpoint_lines", "-verified_at", "-pk")
         .first()
     )
+
+
+# -- "Verify now", as a job ------------------------------------------------------------------------
+
+logger = logging.getLogger(__name__)
+RUN_TASK = "memory_review.audit.tasks.verify_run"
+
+
+class AlreadyRunning(Exception):
+    """A verification of this tenant is queued or running: a second would only wait behind it."""
+
+    def __init__(self, run: VerificationRun):
+        super().__init__(f"a verification asked for at {run.requested_at:%H:%M:%S} is {run.state}")
+        self.run = run
+
+
+class _Lost(Exception):
+    """The run is no longer this worker's (taken over, or given up by the next request)."""
+
+
+def active_run(tenant: Tenant) -> VerificationRun | None:
+    """The tenant's queued or running verification, if one is alive. One whose worker stopped
+    beating (or that no worker took) for AUDIT_VERIFY_LOST_SECONDS is failed here, saying so."""
+    now = timezone.now()
+    lost = now - timedelta(seconds=settings.AUDIT_VERIFY_LOST_SECONDS)
+    runs = VerificationRun.objects.for_tenant(tenant)
+    stopped = Q(state=RunState.RUNNING, beat_at__lt=lost) | Q(state=RunState.QUEUED, requested_at__lt=lost)
+    runs.filter(stopped).update(
+        state=RunState.FAILED, finished_at=now,
+        error="the worker stopped (or none took it) before it finished: verify again",
+    )  # fmt: skip
+    return runs.filter(state__in=(RunState.QUEUED, RunState.RUNNING)).order_by("-requested_at", "-pk").first()
+
+
+def latest_run(tenant: Tenant) -> VerificationRun | None:
+    """The tenant's newest run, for the page; `running` says whether it is still on its way."""
+    run = VerificationRun.objects.for_tenant(tenant).order_by("-requested_at", "-pk").first()
+    if run is not None:
+        lost = timezone.now() - timedelta(seconds=settings.AUDIT_VERIFY_LOST_SECONDS)
+        run.running = run.active and (run.beat_at or run.requested_at) >= lost
+    return run
+
+
+def verification_request(tenant: Tenant, *, by: str) -> VerificationRun:
+    """Queue a verification of the tenant's whole trail; AlreadyRunning if one is on its way."""
+    with transaction.atomic():
+        Tenant.objects.select_for_update().get(pk=tenant.pk)  # one request a tenant at a time
+        if (running := active_run(tenant)) is not None:
+            raise AlreadyRunning(running)
+        run = VerificationRun.objects.create(tenant=tenant, requested_by=by)
+        transaction.on_commit(lambda: current_app.signature(RUN_TASK, args=(tenant.pk, run.pk)).delay())
+    return run
+
+
+def verification_run(tenant_id: int, pk: int) -> str:
+    """The task's work: 'done', 'failed', or 'taken' when the run is not this worker's."""
+    with tenant_context(tenant_id):
+        now = timezone.now()
+        lapsed = now - timedelta(seconds=settings.AUDIT_VERIFY_LEASE_SECONDS)
+        taken = (
+            VerificationRun.objects.filter(tenant_id=tenant_id, pk=pk)
+            .filter(Q(state=RunState.QUEUED) | Q(state=RunState.RUNNING, beat_at__lt=lapsed))
+            .update(state=RunState.RUNNING, started_at=now, beat_at=now, checked=0)
+        )
+        if not taken:
+            return "taken"
+        run = VerificationRun.objects.select_related("tenant").get(pk=pk)
+        ours = VerificationRun.objects.filter(pk=pk, state=RunState.RUNNING, started_at=run.started_at)
+        head = AuditChain.objects.for_tenant(run.tenant).first()
+        total = (head.seq + 2 * head.seal_seq) if head else 0
+
+        def report(stage: str, checked: int) -> None:
+            if not ours.update(stage=stage, checked=min(checked, total), total=total, beat_at=timezone.now()):
+                raise _Lost
+
+        try:
+            record = verify_and_record(run.tenant, by=run.requested_by, progress=Progress(report))
+        except _Lost:
+            return "taken"
+        except Exception as exc:  # the page says what went wrong; the worker goes on
+            logger.exception("verification run %s failed", pk)
+            ours.update(
+                state=RunState.FAILED,
+                error=fit(f"{type(exc).__name__}: {exc}", 1000),
+                finished_at=timezone.now(),
+            )
+            return "failed"
+        ours.update(state=RunState.DONE, result=record, checked=total, finished_at=timezone.now())
+        return "done"

@@ -60,6 +60,7 @@ urlpatterns = [
     # The audit trail
     path("t/<slug:slug>/audit/", audit.audit_trail_view, name="audit-trail"),
     path("t/<slug:slug>/audit/verify/", audit.audit_verify, name="audit-verify"),
+    path("t/<slug:slug>/audit/verification/", audit.audit_verification, name="audit-verification"),
     path("t/<slug:slug>/audit/export.csv", audit.audit_export, {"fmt": "csv"}, name="audit-export-csv"),
     path("t/<slug:slug>/audit/export.jsonl", audit.audit_export, {"fmt": "jsonl"}, name="audit-export-jsonl"),
     path("t/<slug:slug>/audit/memories/<int:pk>/", audit.memory_lineage, name="memory-lineage"),

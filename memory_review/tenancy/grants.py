@@ -119,6 +119,7 @@ APP_GRANTS: dict[str, Grant] = {
         ("SELECT", "INSERT"), update_columns=("seq", "head_hash", "seal_seq", "seal_hash")
     ),
     "audit_auditverification": Grant(APPEND),
+    "audit_verificationrun": Grant(WRITE, why="a run's progress moves; the record stays"),
 }
 
 # Tenant tables without a row-level policy, each with its reason (DESIGN §6).

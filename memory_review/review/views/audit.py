@@ -2,13 +2,16 @@
 that can be verified without this code base (docs/audit.md, tools/verify_export.py)."""
 
 from django.conf import settings
+from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
+from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from memory_review.agents import receipts as receipt_log
-from memory_review.audit.verification import latest, verify_and_record
+from memory_review.audit import verification
 from memory_review.lifecycle import Actor
+from memory_review.tenancy.names import actor_names
 
 from .. import audit_trail, downloads
 from ..access import get_memory_for, require_auditor
@@ -45,17 +48,46 @@ def audit_trail_view(request: HttpRequest, membership) -> HttpResponse:
         query.pop(cursor, None)
     return page(
         request, membership, "review/audit.html", status=status, filters=filters, listing=listing,
-        query=query.urlencode(), verification=latest(membership.tenant),
-        job_above=settings.EXPORT_JOB_ABOVE_ROWS,
+        query=query.urlencode(), job_above=settings.EXPORT_JOB_ABOVE_ROWS,
+        **_verification_state(membership.tenant),
     )  # fmt: skip
+
+
+def _verification_state(tenant) -> dict:
+    """What the page's verification region shows: the latest result, and a run on its way."""
+    run, latest = verification.latest_run(tenant), verification.latest(tenant)
+    if run is not None:
+        run.requested_by_name = actor_names([run.requested_by])[run.requested_by]
+        run.failed_since_result = run.state == "failed" and (
+            latest is None or run.finished_at > latest.verified_at
+        )
+    return {"verification": latest, "run": run}
 
 
 @require_POST
 @tenant_view
 def audit_verify(request: HttpRequest, membership) -> HttpResponse:
+    """Queue a verification of the whole trail; a worker runs it and the page follows it. One
+    runs at a time: a second request is told so, and shown the one running."""
     require_auditor(membership)
-    verify_and_record(membership.tenant, by=str(Actor.user(request.user)))
-    return redirect("audit-trail", membership.tenant.slug)
+    try:
+        verification.verification_request(membership.tenant, by=str(Actor.user(request.user)))
+    except verification.AlreadyRunning as exc:
+        name = actor_names([exc.run.requested_by])[exc.run.requested_by]
+        messages.info(request, f"A verification is already running (asked for by {name} at "
+                               f"{exc.run.requested_at:%H:%M:%S}): it is shown below.")  # fmt: skip
+    return redirect(reverse("audit-trail", args=[membership.tenant.slug]) + "#verification")
+
+
+@require_GET
+@tenant_view
+def audit_verification(request: HttpRequest, membership) -> HttpResponse:
+    """The verification region alone, which htmx asks for every 2 s while a run is on its way."""
+    require_auditor(membership)
+    if not request.htmx:
+        return redirect(reverse("audit-trail", args=[membership.tenant.slug]) + "#verification")
+    state = _verification_state(membership.tenant)
+    return page(request, membership, "review/audit.html#verification", **state)
 
 
 @require_http_methods(["GET", "POST"])
