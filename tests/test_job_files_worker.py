@@ -7,8 +7,6 @@ PostgreSQL only, as the other worker drills (tests/assessments/test_worker.py sa
 
 import hashlib
 
-import pytest
-
 from memory_review.audit import checkpoints
 from memory_review.audit.models import VerificationRun
 from memory_review.jobfiles.models import JobFile
@@ -16,21 +14,7 @@ from tests.api.test_webhooks_worker import on_the_workers_broker  # noqa: F401 (
 from tests.assessments.test_worker import pytestmark, wait_for  # noqa: F401 (pytestmark)
 from tests.assessments.test_worker import workers as pool  # noqa: F401 (the worker drill's fixture)
 from tests.factories import long_trail
-
-
-@pytest.fixture
-def shared_folder(settings, tmp_path):
-    """The folder web and worker share, as a volume would be between hosts."""
-    folder = tmp_path / "jobfiles"
-    settings.STORAGES = {
-        **settings.STORAGES,
-        "jobfiles": {
-            "BACKEND": "django.core.files.storage.FileSystemStorage",
-            "OPTIONS": {"location": folder},
-        },
-    }
-    settings.EXPORT_JOB_ABOVE_ROWS = 1000
-    return folder
+from tests.test_job_files import job_files_dir  # noqa: F401 (each test's folder, and a low threshold)
 
 
 def test_a_large_export_is_written_by_a_worker_and_handed_over_whole(
@@ -38,11 +22,11 @@ def test_a_large_export_is_written_by_a_worker_and_handed_over_whole(
     acme,
     auditor,
     pool,  # noqa: F811 (the fixture imported above)
-    shared_folder,
+    job_files_dir,  # noqa: F811 (the folder web and worker share, as a volume would between hosts)
     on_the_workers_broker,  # noqa: F811 (the fixture imported above)
 ):
     long_trail(acme, 5000)
-    pool.env["JOB_FILES_DIR"] = str(shared_folder)
+    pool.env["JOB_FILES_DIR"] = str(job_files_dir)
     pool.start("exports")
     client.force_login(auditor)
 
