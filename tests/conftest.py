@@ -1,5 +1,7 @@
 """Shared named users per role and tenant, and a few factories (STYLE §9)."""
 
+import uuid
+
 import pytest
 
 from memory_review.assessments.standin import StandinConfig, StandinServer
@@ -24,12 +26,15 @@ def audit_key(settings, tmp_path):
 
 
 @pytest.fixture(autouse=True)
-def uncached_label_counts(monkeypatch):
-    """Tests reuse ids across rollbacks: a cached count of one test's items would leak into the
-    next. Counted afresh every time here."""
-    from memory_review.calibration import labeling
+def uncached_counts(monkeypatch):
+    """Tests reuse ids across rollbacks: a cached count of one test's items, or a kept figure
+    whose data's mark (its highest ids) comes round again, would leak into the next. Counted
+    afresh every time here, and each test keeps its figures under keys of its own."""
+    from memory_review.calibration import figures, labeling
 
     monkeypatch.setattr(labeling, "ITEM_COUNTS_SECONDS", 0)
+    own, key = uuid.uuid4().hex[:12], figures.key
+    monkeypatch.setattr(figures, "key", lambda name, tenant, params: f"{key(name, tenant, params)}:{own}")
 
 
 @pytest.fixture

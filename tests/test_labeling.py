@@ -218,3 +218,25 @@ def test_a_vote_exactly_the_nearness_away_from_an_edge_is_near_whatever_the_floa
 
     assert labeling._near(fresh, VERDICT, DEFAULTS) == near.pk
     assert labeling._near(fresh.exclude(pk=near.pk), VERDICT, DEFAULTS) is None
+
+
+def test_a_large_tenants_votes_per_bin_are_kept_and_the_votes_since_added_on_read(
+    acme, policy, labeler, settings, monkeypatch
+):
+    """The bins' sizes over millions of votes come from the figures' job (calibration/figures.py),
+    counted up to a vote; a read adds the votes since, so they are never stale."""
+    from memory_review.calibration import figures
+
+    settings.FIGURES_INLINE_BELOW = 0  # every tenant counts as large
+    queued = []
+    monkeypatch.setattr(figures, "_queue", lambda name, tenant_id, params: queued.append(name))
+    verdict(acme, policy, 0.05)
+
+    assert labeling.vote_totals(acme, VERDICT) == {} and queued == ["vote_bins"]  # the first count runs
+    figures.refresh("vote_bins", acme.pk, {})
+    verdict(acme, policy, 0.07)
+    verdict(acme, policy, 0.95)
+
+    totals = labeling.vote_totals(acme, VERDICT)
+    assert totals[0] == 2 and totals[9] == 1 and sum(totals.values()) == 3
+    assert figures.read("vote_bins", acme).value["counts"]["0"] == 1  # kept as counted, not recounted

@@ -34,6 +34,7 @@ from memory_review.assessments.models import (
 from memory_review.assessments.policy import Thresholds
 from memory_review.tenancy.models import Tenant
 
+from . import figures
 from .agreement import Agreement, fleiss_kappa, from_counts
 from .models import Label
 
@@ -419,13 +420,9 @@ def progress(tenant: Tenant, labeler, kind: str) -> Progress:
 
 
 def bins(tenant: Tenant, labeler, kind: str) -> list[BinProgress]:
-    """Votes per bin (every vote in the range, counted along the (tenant, main vote) index and
-    kept a minute), and labeled items per bin (counted from the labels, few beside the votes)."""
-    key = f"label-bins:{tenant.pk}:{kind}"
-    totals = cache.get(key)
-    if totals is None:
-        totals = _votes_per_bin(tenant, kind)
-        cache.set(key, totals, ITEM_COUNTS_SECONDS)
+    """Votes per bin (vote_totals), and labeled items per bin (counted from the labels, few
+    beside the votes)."""
+    totals = vote_totals(tenant, kind)
     target = _target(kind)
     vote = f"{target}__{_main_vote(kind)}"
     labels = active_labels(tenant, kind).filter(adjudicated=False)
@@ -450,10 +447,36 @@ def bins(tenant: Tenant, labeler, kind: str) -> list[BinProgress]:
     ]
 
 
-def _votes_per_bin(tenant: Tenant, kind: str) -> dict[int, int]:
-    """One pass over the tenant's votes, ten filtered counts; not a GROUP BY over the joined
-    rows `items()` reads: an item whose evidence was erased since still counts here (the bins'
-    sizes, not what is left to label)."""
+def vote_totals(tenant: Tenant, kind: str) -> dict[int, int]:
+    """Votes per bin. Candidates: counted, kept a minute. Verdicts (millions): only ever added,
+    so the counts a job kept up to some vote (the figure "vote_bins") plus the votes since, read
+    from the primary key's end; while a large tenant's first count runs, what the labels show."""
+    if kind == CANDIDATE:
+        key = f"label-bins:{tenant.pk}:{kind}"
+        totals = cache.get(key)
+        if totals is None:
+            totals = _votes_per_bin(tenant, kind)
+            cache.set(key, totals, ITEM_COUNTS_SECONDS)
+        return totals
+    shown = figures.read("vote_bins", tenant)
+    if not shown.ready:
+        return {}
+    since = _votes_per_bin(tenant, kind, after=shown.value["upto"])
+    return {i: int(shown.value["counts"].get(str(i), 0)) + since[i] for i in range(BINS)}
+
+
+@figures.figure("vote_bins", standing=True, rests_on=("votes",))
+def kept_vote_bins(tenant: Tenant) -> dict:
+    """Every verdict's vote per bin, up to the newest verdict when counting began."""
+    upto = Verdict.objects.filter(tenant=tenant).order_by("-pk").values_list("pk", flat=True).first() or 0
+    counts = _votes_per_bin(tenant, VERDICT, upto=upto)
+    return {"upto": upto, "counts": {str(i): n for i, n in counts.items()}}
+
+
+def _votes_per_bin(tenant: Tenant, kind: str, *, after: int = 0, upto: int | None = None) -> dict[int, int]:
+    """One pass over the tenant's votes (those with ids in (after, upto]), ten filtered counts;
+    not a GROUP BY over the joined rows `items()` reads: an item whose evidence was erased since
+    still counts here (the bins' sizes, not what is left to label)."""
     column = _main_vote(kind)
     ranges = {}
     for index in range(BINS):
@@ -461,7 +484,12 @@ def _votes_per_bin(tenant: Tenant, kind: str) -> dict[int, int]:
         if index < BINS - 1:
             in_bin &= Q(**{f"{column}__lt": (index + 1) / BINS})
         ranges[f"bin{index}"] = Count("pk", filter=in_bin)
-    counts = items(tenant, kind).model.objects.filter(tenant=tenant).aggregate(**ranges)
+    rows = items(tenant, kind).model.objects.filter(tenant=tenant)
+    if after:
+        rows = rows.filter(pk__gt=after)
+    if upto is not None:
+        rows = rows.filter(pk__lte=upto)
+    counts = rows.aggregate(**ranges)
     return {index: counts[f"bin{index}"] for index in range(BINS)}
 
 
