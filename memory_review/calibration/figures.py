@@ -36,6 +36,7 @@ from memory_review.assessments.models import PolicyVersion, PromotionCandidate, 
 from memory_review.audit.models import Transition
 from memory_review.memories import tallies
 from memory_review.tenancy.models import Tenant
+from memory_review.workflow.models import Assignment, AssignmentRule
 
 from .models import Label
 
@@ -50,7 +51,9 @@ MARK_PARTS = {
     "policies": "a policy adopted",
     "retired": "a policy retired",
     "moves": "memories moved",
+    "assignments": "assignments or their rules changed",
 }
+ASSIGNMENT_COUNTS = ("assigned", "ended", "ruled", "unruled")
 # What most figures rest on: votes, labels and policies, not every memory's move.
 COUNTED = ("votes", "labels", "withdrawn", "candidates", "policies", "retired")
 
@@ -110,33 +113,30 @@ def mark(tenant_id: int) -> dict:
         rows = model.objects.filter(tenant_id=OuterRef("pk"), **where).order_by(f"-{column}")
         return Subquery(rows.values(column)[:1])
 
-    withdrawn = (
-        Label.objects.filter(tenant_id=OuterRef("pk"), withdrawn_at__isnull=False)
-        .order_by()
-        .values("tenant_id")
-        .annotate(n=Count("id"))
-        .values("n")[:1]
-    )
+    def counted(model, **where):
+        rows = model.objects.filter(tenant_id=OuterRef("pk"), **where).order_by().values("tenant_id")
+        return Subquery(rows.annotate(n=Count("id")).values("n")[:1])
+
     row = (
         Tenant.objects.filter(pk=tenant_id)
         .annotate(
             votes=newest(Verdict, "id"),
             labels=newest(Label, "id"),
-            withdrawn=Subquery(withdrawn),
+            withdrawn=counted(Label, withdrawn_at__isnull=False),
             candidates=newest(PromotionCandidate, "updated_at", reviewer_decision__isnull=False),
             policies=newest(PolicyVersion, "id"),
             moves=newest(Transition, "seq"),
-            retired=Subquery(
-                PolicyVersion.objects.filter(tenant_id=OuterRef("pk"), mode=PolicyVersion.Mode.RETIRED)
-                .order_by()
-                .values("tenant_id")
-                .annotate(n=Count("id"))
-                .values("n")[:1]
-            ),
+            retired=counted(PolicyVersion, mode=PolicyVersion.Mode.RETIRED),
+            # Hand assignments made and ended, rules written and removed: few rows, counted.
+            assigned=counted(Assignment),
+            ended=counted(Assignment, ended_at__isnull=False),
+            ruled=counted(AssignmentRule),
+            unruled=counted(AssignmentRule, removed_at__isnull=False),
         )
-        .values(*MARK_PARTS)
+        .values(*MARK_PARTS.keys() - {"assignments"}, *ASSIGNMENT_COUNTS)
         .get()
     )
+    row["assignments"] = ":".join(str(row.pop(part) or 0) for part in ASSIGNMENT_COUNTS)
     return {part: value.isoformat() if isinstance(value, datetime) else value for part, value in row.items()}
 
 

@@ -14,4 +14,5 @@ class ReviewConfig(AppConfig):
             calibration_page,
             disagreements,
             downloads,  # noqa: F401
+            team_page,
         )

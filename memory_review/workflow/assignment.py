@@ -183,12 +183,13 @@ class Pace:
     last_hour: int  # decisions in the last hour
     today: int
     per_hour: float | None  # today's decisions over the hours since their first today
-    waiting: int  # items assigned to them, waiting
+    waiting: int | None  # items assigned to them, waiting (None while counted)
     oldest: datetime | None  # when the oldest of those entered review
 
 
-def team(tenant: Tenant, *, now=None) -> list[Pace]:
-    """Each reviewer's pace and what waits for them, in name order."""
+def team(tenant: Tenant, *, waiting: dict | None, now=None) -> list[Pace]:
+    """Each reviewer's pace and, from `waiting` (user id -> waiting_by_reviewer()'s count and
+    oldest; None while it is counted), what waits for them, in name order."""
     now = now or timezone.now()
     start = timezone.localtime(now).replace(hour=0, minute=0, second=0, microsecond=0)
     people = reviewers(tenant)
@@ -203,7 +204,6 @@ def team(tenant: Tenant, *, now=None) -> list[Pace]:
         )
     )
     by_actor = {row["actor"]: row for row in decided}
-    waiting = _waiting(tenant, [m.user for m in people])
     out = []
     for membership in people:
         user = membership.user
@@ -216,19 +216,20 @@ def team(tenant: Tenant, *, now=None) -> list[Pace]:
                 last_hour=row.get("last_hour", 0),
                 today=row.get("n", 0),
                 per_hour=round(row["n"] / hours, 1) if row else None,
-                waiting=waiting[user.pk][0],
-                oldest=waiting[user.pk][1],
+                waiting=waiting.get(user.pk, (0, None))[0] if waiting is not None else None,
+                oldest=waiting.get(user.pk, (0, None))[1] if waiting is not None else None,
             )  # fmt: skip
         )
     return sorted(out, key=lambda pace: pace.name.lower())
 
 
-def _waiting(tenant: Tenant, users: list) -> dict[int, tuple[int, datetime | None]]:
-    """How many queue items wait for each of `users`, and since when the oldest: two queries,
-    whatever the queue's size. Hand assignments grouped by assignee; then one pass over the
-    items no one has by hand, each reviewer's rules as plain predicates on the memory's columns
-    (a correlated subquery per reviewer and item took seconds at 10,000 items)."""
-    found = {user.pk: (0, None) for user in users}
+def waiting_by_reviewer(tenant: Tenant) -> dict[int, tuple[int, datetime | None]]:
+    """How many queue items wait for each reviewer, and since when the oldest: two queries. Hand
+    assignments grouped by assignee; then one pass over the items no one has by hand, each
+    reviewer's rules as plain predicates on the memory's columns (a correlated subquery per
+    reviewer and item took seconds at 10,000 items). The pass reads the whole queue: the team
+    page keeps it as a figure (review/team_page.py)."""
+    found = {membership.user_id: (0, None) for membership in reviewers(tenant)}
     queue = Memory.objects.for_tenant(tenant).needs_review()
     by_hand = (
         in_force(Assignment.objects.filter(memory__in=queue, assignee_id__in=found))

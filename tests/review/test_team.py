@@ -180,3 +180,28 @@ def test_metrics_export_the_oldest_wait_per_tenant(acme, globex, policy):
     )
     assert 7000 < float(acme_line.split()[-1]) < 7400
     assert 'memory_review_review_queue_oldest_wait_seconds{tenant="globex"} 0.0' in text
+
+
+def test_on_a_large_tenant_what_waits_is_kept_counted_by_a_job_and_counted_again_when_assignments_change(
+    client, acme, policy, lead, reviewer, settings, monkeypatch
+):
+    from memory_review.calibration import figures
+
+    settings.FIGURES_INLINE_BELOW = 0  # every tenant counts as large
+    queued = []
+    monkeypatch.setattr(figures, "_queue", lambda name, tenant_id, params: queued.append(name))
+    first = flagged(acme, policy, subject="refund window")
+    assignment.assign(memory=first, to=reviewer, by=lead)
+    client.force_login(lead)
+
+    waiting = client.get("/t/acme/review/team/").content.decode()
+    figures.refresh("team_waiting", acme.pk, {})  # what the worker runs
+    counted = client.get("/t/acme/review/team/").content.decode()
+    assignment.assign(memory=flagged(acme, policy, subject="delivery"), to=reviewer, by=lead)
+    stale = client.get("/t/acme/review/team/").content.decode()
+
+    assert "counting…" in waiting and "Counting what waits for each reviewer" in waiting
+    assert queued[0] == "team_waiting"
+    reviewer_row = counted.split("<td>acme-reviewer</td>", 1)[1].split("</tr>", 1)[0]
+    assert '<td class="num">1</td>' in reviewer_row and "Figures as of" in counted
+    assert "assignments or their rules changed" in stale and "A job is counting them again" in stale

@@ -10,6 +10,7 @@ from django.utils import timezone
 from django.views.decorators.http import require_GET, require_POST
 
 from memory_review import params, textlimits
+from memory_review.calibration import figures
 from memory_review.lifecycle import LifecycleError
 from memory_review.memories.models import Memory, SourceEvent
 from memory_review.tenancy.models import Membership
@@ -17,6 +18,7 @@ from memory_review.tenancy.names import display_name
 from memory_review.workflow import assignment
 from memory_review.workflow.models import AssignmentRule, ReviewTarget
 
+from .. import team_page
 from ..access import get_memory_for, require_lead, require_reviewer
 from .base import page, safe_next, tenant_view
 from .blind import refused_when_blind
@@ -55,8 +57,10 @@ def team(request: HttpRequest, membership) -> HttpResponse:
 def _team_page(request, membership, *, form=None, target_form=None, status=200) -> HttpResponse:
     tenant, now = membership.tenant, timezone.now()
     past, hours = assignment.past_target(tenant, now=now), assignment.target_hours(tenant.pk)
+    shown = figures.read("team_waiting", tenant)
+    pace = assignment.team(tenant, waiting=team_page.waiting(shown), now=now)
     return page(
-        request, membership, "review/team.html", status=status, pace=assignment.team(tenant, now=now),
+        request, membership, "review/team.html", status=status, pace=pace, shown=shown,
         rules=assignment.rules(tenant).order_by("created_at"), oldest=assignment.oldest_waiting(tenant),
         late=past > 0, past_target=past, target_hours=hours,  # the oldest is late when any item is
         form=form or RuleForm(reviewers=_reviewers(tenant)),
