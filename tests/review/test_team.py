@@ -195,8 +195,12 @@ def test_on_a_large_tenant_what_waits_is_kept_counted_by_a_job_and_counted_again
     client.force_login(lead)
 
     waiting = client.get("/t/acme/review/team/").content.decode()
+    home_waiting = client.get("/t/acme/").content.decode()
     figures.refresh("team_waiting", acme.pk, {})  # what the worker runs
     counted = client.get("/t/acme/review/team/").content.decode()
+    client.force_login(reviewer)
+    home_counted = client.get("/t/acme/").content.decode()
+    client.force_login(lead)
     assignment.assign(memory=flagged(acme, policy, subject="delivery"), to=reviewer, by=lead)
     stale = client.get("/t/acme/review/team/").content.decode()
 
@@ -204,4 +208,6 @@ def test_on_a_large_tenant_what_waits_is_kept_counted_by_a_job_and_counted_again
     assert queued[0] == "team_waiting"
     reviewer_row = counted.split("<td>acme-reviewer</td>", 1)[1].split("</tr>", 1)[0]
     assert '<td class="num">1</td>' in reviewer_row and "Figures as of" in counted
+    assert "Assigned to you: <strong>counting…</strong>" in home_waiting
+    assert "Assigned to you: <strong>1</strong>" in home_counted
     assert "assignments or their rules changed" in stale and "A job is counting them again" in stale
