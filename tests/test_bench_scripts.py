@@ -30,7 +30,7 @@ TINY = {
     "agent_loop.py": ["--memories", "400", "--repeats", "5", "--posts", "2", "--decisions", "2"],
     "webhooks.py": ["--changes", "60", "--decisions", "3", "--kill-at", "10"],
 }
-NOT_FIGURES = {"throwaway.py", "settings.py", "attack_drill.py"}
+NOT_FIGURES = {"throwaway.py", "settings.py", "fill.py", "attack_drill.py"}
 
 pytestmark = pytest.mark.skipif(
     connection.vendor != "sqlite", reason="runs once, in make test's SQLite pass (the scripts' own database)"
