@@ -465,18 +465,21 @@ def row_of(memory: Memory, *, viewer) -> Memory:
 class QueueChanges:
     gone: list[Memory]  # shown rows that left the queue, each with the move that took it away
     staying: list[Memory]  # shown rows still in it, each with the claim in force now
-    arrived: int  # flagged since the page was loaded
+    arrived: int  # flagged since the page was loaded (counted up to counted_up_to())
+    more_arrived: bool = False  # more than `arrived`
 
 
 def queue_changes(tenant: Tenant, *, viewer, shown: list[int], since) -> QueueChanges:
     """What happened to the rows a reviewer is looking at since the page loaded."""
     rows = list(shown_fields(Memory.objects.for_tenant(tenant).filter(pk__in=shown)))
     decorate(rows, viewer=viewer)
-    arrived = 0
+    arrived, most = 0, counted_up_to()
     if since is not None:
-        arrived = queue_memories(tenant).filter(flagged_at__gt=since).exclude(pk__in=shown).count()
+        new = queue_memories(tenant).filter(flagged_at__gt=since).exclude(pk__in=shown)
+        arrived = new[: most + 1].count()
     return QueueChanges(
         gone=[row for row in rows if row.status != MemoryStatus.NEEDS_REVIEW],
         staying=[row for row in rows if row.status == MemoryStatus.NEEDS_REVIEW],
-        arrived=arrived,
+        arrived=min(arrived, most),
+        more_arrived=arrived > most,
     )

@@ -259,3 +259,19 @@ def test_the_changes_poll_refuses_ids_no_row_can_have(client, acme, lead, policy
         response = client.get("/t/acme/review/changes/", {"shown": shown})
         assert response.status_code == 400 and "shown: " in response.content.decode()
     assert client.get("/t/acme/review/changes/", {"shown": f"{kept.pk}"}).status_code == 200
+
+
+def test_new_arrivals_past_the_counted_size_are_said_as_more_than(client, acme, lead, policy, monkeypatch):
+    from memory_review.review import lists
+
+    monkeypatch.setattr(lists, "counted_up_to", lambda: 2)
+    client.force_login(lead)
+    since = client.get("/t/acme/review/").context["loaded_at"].isoformat()
+    for i in range(4):
+        flagged(acme, policy, subject=f"arrived {i}")
+
+    page = client.get(
+        "/t/acme/review/changes/", {"shown": "", "since": since}, headers={"HX-Request": "true"}
+    )
+
+    assert "More than 2 new memories flagged since you loaded the queue" in page.content.decode()
