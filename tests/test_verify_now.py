@@ -4,9 +4,11 @@ the audit page follows it (htmx every 2 s, stopping when done) and then shows th
 before. One runs at a time a tenant. The worker's part runs in-process here;
 tests/test_job_files_worker.py runs it through a real Celery worker on Redis."""
 
+import threading
 from datetime import timedelta
 
 import pytest
+from django.db import connection
 from django.utils import timezone
 
 from memory_review.audit import checkpoints, checks, verification
@@ -131,3 +133,31 @@ def test_only_auditors_leads_and_admins_verify_and_another_tenant_is_a_404(
     assert client.post("/t/globex/audit/verify/").status_code == 302  # their own tenant
     assert VerificationRun.objects.get().tenant.slug == "globex"
     assert client.get("/t/acme/audit/verification/", HTTP_HX_REQUEST="true").status_code == 404
+
+
+@pytest.mark.skipif(
+    connection.vendor != "postgresql",
+    reason="row locks are a no-op on SQLite (make test's PostgreSQL pass races them)",
+)
+@pytest.mark.django_db(transaction=True)
+def test_two_people_pressing_verify_now_at_once_start_one_run(acme):
+    start, outcomes = threading.Barrier(2), []
+
+    def press(by: str) -> None:
+        start.wait()
+        try:
+            verification.verification_request(acme, by=by)
+            outcomes.append("queued")
+        except verification.AlreadyRunning:
+            outcomes.append("refused")
+        finally:
+            connection.close()
+
+    pressing = [threading.Thread(target=press, args=(f"user:{n}",)) for n in (1, 2)]
+    for thread in pressing:
+        thread.start()
+    for thread in pressing:
+        thread.join(timeout=30)
+
+    assert sorted(outcomes) == ["queued", "refused"]
+    assert VerificationRun.objects.filter(tenant=acme).count() == 1
