@@ -5,7 +5,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from memory_review.memories.models import Memory, Scope, SourceEvent
-from memory_review.tenancy.models import SealedTenantOwned, SealedTenantQuerySet, TenantOwned
+from memory_review.tenancy.models import SealedTenantOwned, SealedTenantQuerySet, Tenant, TenantOwned
 
 
 class PolicyQuerySet(SealedTenantQuerySet):
@@ -195,6 +195,9 @@ class Verdict(SealedTenantOwned):
         "shadow_policy_id", "shadow_disposition", "created_at",
     )  # fmt: skip
 
+    # Its index is (tenant, id) below: the tenant's newest vote is its first entry read backwards
+    # (by the primary key, PostgreSQL read past every vote of the tenants written after it).
+    tenant = models.ForeignKey(Tenant, on_delete=models.PROTECT, related_name="+", db_index=False)
     assessment = models.ForeignKey(Assessment, on_delete=models.PROTECT, related_name="verdicts")
     memory = models.ForeignKey(Memory, on_delete=models.PROTECT, related_name="verdicts")
     event = models.ForeignKey(SourceEvent, on_delete=models.PROTECT, related_name="verdicts")
@@ -220,6 +223,7 @@ class Verdict(SealedTenantOwned):
         ]
         # The labeling stream ranges over still_true: near the policy's edges, and bin by bin.
         indexes = [
+            models.Index(fields=["tenant", "id"], name="verdict_tenant_ix"),
             models.Index(fields=["tenant", "still_true"], name="verdict_tenant_still_ix"),
             # A memory's votes newest first, a page at a time (without it PostgreSQL walks the
             # primary key backwards and discards every other memory's votes on the way).
@@ -299,6 +303,10 @@ class PromotionCandidate(SealedTenantOwned, Scope):
     row_version = models.PositiveIntegerField(default=1)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        # The figures' mark: the tenant's latest decided candidate, read backwards from here.
+        indexes = [models.Index(fields=["tenant", "updated_at"], name="candidate_updated_ix")]
 
     def __str__(self) -> str:
         return f"candidate {self.pk}: {self.subject}"

@@ -104,8 +104,9 @@ class Shown:
 
 def mark(tenant_id: int) -> dict:
     """One query: what a figure's inputs are now. Verdicts and labels are only ever added (a
-    label is withdrawn, never deleted), so their highest ids and the withdrawn count move exactly
-    when the data does; a candidate decided moves its updated_at; a policy adopted adds a row."""
+    label is withdrawn, never deleted), so their highest ids and the latest withdrawal move
+    exactly when the data does; a candidate decided moves its updated_at; a policy adopted adds a
+    row. Each part is one probe of an index that leads with the tenant."""
 
     def newest(model, column: str, **where):
         # ORDER BY .. DESC LIMIT 1, not MAX(): an index read backwards stops at the first row,
@@ -122,7 +123,7 @@ def mark(tenant_id: int) -> dict:
         .annotate(
             votes=newest(Verdict, "id"),
             labels=newest(Label, "id"),
-            withdrawn=counted(Label, withdrawn_at__isnull=False),
+            withdrawn=newest(Label, "withdrawn_at", withdrawn_at__isnull=False),
             candidates=newest(PromotionCandidate, "updated_at", reviewer_decision__isnull=False),
             policies=newest(PolicyVersion, "id"),
             moves=newest(Transition, "seq"),

@@ -6,7 +6,7 @@ from django.db import models
 from django.db.models import Q
 
 from memory_review.assessments.models import PolicyVersion, PromotionCandidate, Verdict
-from memory_review.tenancy.models import SealedTenantOwned
+from memory_review.tenancy.models import SealedTenantOwned, Tenant
 
 
 class Label(SealedTenantOwned):
@@ -25,6 +25,8 @@ class Label(SealedTenantOwned):
         "withdrawn_at", "created_at",
     )  # fmt: skip
 
+    # Indexed (tenant, id) below: the tenant's newest label without reading other tenants'.
+    tenant = models.ForeignKey(Tenant, on_delete=models.PROTECT, related_name="+", db_index=False)
     verdict = models.ForeignKey(
         Verdict, on_delete=models.PROTECT, null=True, blank=True, related_name="labels"
     )
@@ -50,6 +52,9 @@ class Label(SealedTenantOwned):
             ),
         ]
         indexes = [
+            models.Index(fields=["tenant", "id"], name="label_tenant_ix"),
+            # The figures' mark: the tenant's latest withdrawal, without counting every label.
+            models.Index(fields=["tenant", "withdrawn_at"], name="label_withdrawn_ix"),
             models.Index(fields=["tenant", "labeler", "created_at"], name="label_labeler_ix"),
         ]
 

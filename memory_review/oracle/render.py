@@ -31,6 +31,14 @@ class OfflineSchemaEditor(DatabaseWrapper.SchemaEditorClass):
             field = next(f for f in model._meta.local_fields if f.column == column_names[0])
             name = self._fk_constraint_name(model, field, "_fk_%(to_table)s_%(to_column)s")
             return [str(name).strip('"')]
+        if (
+            conditions.get("index")
+            and column_names
+            and len(column_names) == 1
+            and set(conditions) <= {"index", "type_", "exclude"}
+        ):
+            # A field's own index (db_index), dropped: named as Django named it when it made it.
+            return [str(self._create_index_name(model._meta.db_table, column_names, suffix="")).strip('"')]
         raise RuntimeError(
             f"rendering offline cannot ask a server for the constraints of {model._meta.db_table} "
             f"({column_names}, {conditions}): write that migration's Oracle SQL in sql/oracle/"
