@@ -456,7 +456,8 @@ REVIEW_TARGET_HOURS = env_int("REVIEW_TARGET_HOURS", 24)  # an item waiting long
 EXPORT_JOB_ABOVE_ROWS = env_int("EXPORT_JOB_ABOVE_ROWS", 100_000)
 JOB_FILES_DIR = Path(os.environ.get("JOB_FILES_DIR") or VAR_DIR / "jobfiles")
 JOB_FILES_STORAGE = os.environ.get("JOB_FILES_STORAGE", "django.core.files.storage.FileSystemStorage")
-_job_files_folder = {"location": str(JOB_FILES_DIR)} if JOB_FILES_STORAGE.endswith("FileSystemStorage") else {}
+_job_files_in_a_folder = JOB_FILES_STORAGE.endswith("FileSystemStorage")
+_job_files_folder = {"location": str(JOB_FILES_DIR)} if _job_files_in_a_folder else {}
 STORAGES["jobfiles"] = {
     "BACKEND": JOB_FILES_STORAGE,
     "OPTIONS": json.loads(os.environ.get("JOB_FILES_STORAGE_OPTIONS") or "null") or _job_files_folder,
