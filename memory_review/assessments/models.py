@@ -84,6 +84,9 @@ class Assessment(SealedTenantOwned):
         DONE = "done", "Done"
         FAILED = "failed", "Failed"
 
+    # Indexed (tenant, id) below: the list pages newest first within the tenant (by the primary
+    # key, PostgreSQL read past every assessment of the tenants written after it).
+    tenant = models.ForeignKey(Tenant, on_delete=models.PROTECT, related_name="+", db_index=False)
     purpose = models.CharField(max_length=16, choices=Purpose.choices)
     event = models.ForeignKey(
         SourceEvent, on_delete=models.PROTECT, null=True, blank=True, related_name="assessments"
@@ -133,7 +136,10 @@ class Assessment(SealedTenantOwned):
             ),
         ]
         # The lease reaper's look every few seconds: running ones whose lease has lapsed.
-        indexes = [models.Index(fields=["tenant", "state", "lease_until"], name="assessment_lease_ix")]
+        indexes = [
+            models.Index(fields=["tenant", "id"], name="assessment_tenant_ix"),
+            models.Index(fields=["tenant", "state", "lease_until"], name="assessment_lease_ix"),
+        ]
 
     SEEDED_MODEL = "seed_demo"  # what seed_demo writes: hand-written votes, not a model's
     # A policy's new decisions on votes already stored (reassessment.redecide): copies of votes,
@@ -267,6 +273,8 @@ class PromotionCandidate(SealedTenantOwned, Scope):
         REVIEW = "review", "Review"
         REJECT = "reject", "Reject"
 
+    # Indexed (tenant, id) below: the list pages newest first within the tenant.
+    tenant = models.ForeignKey(Tenant, on_delete=models.PROTECT, related_name="+", db_index=False)
     kind = models.CharField(max_length=16, choices=Memory.Kind.choices)
     subject = models.CharField(max_length=200)
     claim = models.TextField()
@@ -306,7 +314,10 @@ class PromotionCandidate(SealedTenantOwned, Scope):
 
     class Meta:
         # The figures' mark: the tenant's latest decided candidate, read backwards from here.
-        indexes = [models.Index(fields=["tenant", "updated_at"], name="candidate_updated_ix")]
+        indexes = [
+            models.Index(fields=["tenant", "id"], name="candidate_tenant_ix"),
+            models.Index(fields=["tenant", "updated_at"], name="candidate_updated_ix"),
+        ]
 
     def __str__(self) -> str:
         return f"candidate {self.pk}: {self.subject}"
