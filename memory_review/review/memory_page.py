@@ -63,14 +63,20 @@ class VotePoint:
     verdict_id: int
 
 
-def still_true_series(memory: Memory) -> list[VotePoint]:
-    """Every still_true vote on this memory, oldest first: only numbers and times are read."""
-    rows = (
+# The chart's dots: the latest votes, however many a memory has (every vote is in the paged table).
+CHART_VOTES = 500
+
+
+def still_true_series(memory: Memory) -> tuple[list[VotePoint], bool]:
+    """The latest CHART_VOTES still_true votes on this memory, oldest first, read from the
+    (memory, -id) index (only numbers and times); and whether it has more."""
+    rows = list(
         Verdict.objects.filter(memory=memory, still_true__isnull=False)
-        .order_by("created_at", "id")
-        .values_list("created_at", "still_true", "disposition", "id")
+        .order_by("-id")
+        .values_list("created_at", "still_true", "disposition", "id")[: CHART_VOTES + 1]
     )
-    return [VotePoint(*row) for row in rows]
+    points = sorted((VotePoint(*row) for row in rows[:CHART_VOTES]), key=lambda p: (p.at, p.verdict_id))
+    return points, len(rows) > CHART_VOTES
 
 
 def active_thresholds(memory: Memory) -> Thresholds:
@@ -91,19 +97,34 @@ class Neighbourhood:
     truncated: bool = False
 
 
+# Links read around a memory, every hop together: a guideline a thousand memories rest on has its
+# first links drawn and listed, not all of them.
+LINKS_READ = 100
+
+
 def neighbourhood(memory: Memory, *, hops: int) -> Neighbourhood:
-    """This memory and every memory within `hops` typed links of it, either direction (its
-    versions are linked `supersedes`). One query per hop, one for the memories."""
+    """This memory and the memories within `hops` typed links of it, either direction (its
+    versions are linked `supersedes`), up to LINKS_READ links (`truncated` past them). One query
+    per hop, one for the memories."""
     graph = Neighbourhood(centre=memory, hops=hops, distance={memory.pk: 0})
     frontier, seen_links = {memory.pk}, set()
     for hop in range(1, hops + 1):
+        budget = LINKS_READ - len(graph.links)
         if not frontier:
             break
-        found = MemoryLink.objects.for_tenant(memory.tenant_id).filter(
-            Q(src_id__in=frontier) | Q(dst_id__in=frontier)
+        if budget <= 0:
+            graph.truncated = True  # the next hop is not read: as far as the page says, there is more
+            break
+        found = list(
+            MemoryLink.objects.for_tenant(memory.tenant_id)
+            .filter(Q(src_id__in=frontier) | Q(dst_id__in=frontier))
+            .exclude(pk__in=seen_links)
+            .order_by("pk")[: budget + 1]
         )
+        if len(found) > budget:
+            graph.truncated, found = True, found[:budget]
         next_frontier = set()
-        for link in found.order_by("pk"):
+        for link in found:
             if link.pk in seen_links:
                 continue
             seen_links.add(link.pk)

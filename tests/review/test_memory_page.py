@@ -206,3 +206,40 @@ def test_an_impossible_as_of_time_is_a_400_too(client, acme, lead, moment):
     response = client.get(f"/t/acme/memories/{memory.pk}/", {"as_of": moment})
     assert response.status_code == 400
     assert "is not a date and time" in response.content.decode()
+
+
+def test_a_memory_with_more_votes_than_the_chart_draws_shows_the_latest_and_says_so(
+    client, acme, lead, policy, monkeypatch
+):
+    from memory_review.review import memory_page
+
+    monkeypatch.setattr(memory_page, "CHART_VOTES", 3)
+    memory = make_memory(acme)
+    votes = [judged(memory, policy, still_true=0.1 * (i + 2)) for i in range(5)]
+    client.force_login(lead)
+
+    page = client.get(f"/t/acme/memories/{memory.pk}/").content.decode()
+
+    chart = page.split('<figure class="chart still-true">', 1)[1].split("</figure>", 1)[0]
+    said = sorted(re.findall(r"still true (0\.\d\d)", chart))
+    assert said == [f"{v.still_true:.2f}" for v in votes[-3:]]  # the latest three, not the first
+    assert "The chart shows the latest 3 votes; every vote is in the table below" in chart
+
+
+def test_a_hub_with_more_links_than_are_read_shows_the_first_and_says_so(client, acme, lead, monkeypatch):
+    from memory_review.review import memory_page
+
+    monkeypatch.setattr(memory_page, "LINKS_READ", 4)
+    hub = make_memory(acme, subject="refund guideline")
+    for i in range(6):
+        link_create(
+            src=make_memory(acme, subject=f"refund case {i}"), dst=hub, kind="supports",
+            origin=MemoryLink.Origin.EXPLICIT,
+        )  # fmt: skip
+    client.force_login(lead)
+
+    response = client.get(f"/t/acme/memories/{hub.pk}/")
+
+    assert len(response.context["neighbourhood"].links) == 4
+    assert "This memory has more links than the 4 read here" in response.content.decode()
+    assert "refund case 0" in response.content.decode() and "refund case 5" not in response.content.decode()

@@ -62,6 +62,7 @@ def memory_detail(request: HttpRequest, membership, pk: int) -> HttpResponse:
     worth = reassessment.worth_reassessing(memory)
     dependents_count, dependents = reassessment.dependents_shown(memory) if worth else (0, [])
     neighbourhood = memory_page.neighbourhood(memory, hops=hops)
+    points, more_votes = memory_page.still_true_series(memory) if verdicts.rows else ([], False)  # the chart
     drawn, href = (
         graph.layout(neighbourhood),
         graph.memory_href(reverse("memory-detail", args=[membership.tenant.slug, memory.pk])),
@@ -71,11 +72,8 @@ def memory_detail(request: HttpRequest, membership, pk: int) -> HttpResponse:
         evidence=explain.evidence_for(memory),
         history=memory_page.status_history(memory),
         verdicts=verdicts,
-        chart=charts.still_true_chart(
-            memory_page.still_true_series(memory), memory_page.active_thresholds(memory)
-        )
-        if verdicts.rows
-        else None,
+        chart=charts.still_true_chart(points, memory_page.active_thresholds(memory)) if points else None,
+        chart_more=more_votes,
         neighbourhood=neighbourhood,
         layout=drawn,
         graph_svg=graph.svg_items(drawn, href),
