@@ -288,6 +288,55 @@ def write_verdicts(
     return lambda k, i: vbase + k * n + i
 
 
+HUB_SUBJECT = "Refund guideline for every customer"
+HUB_SIZE = 5000  # votes on it, and memories that rest on it
+
+
+def write_hub(tenant: Tenant, n: int, pks, origin: SourceEvent, policy: PolicyVersion, now) -> None:
+    """A guideline judged against 5,000 events, which 5,000 memories rest on: a memory page is
+    bounded however many votes and links it has."""
+    say(f"[{tenant.slug}] the hub: a guideline with {HUB_SIZE:,} votes and {HUB_SIZE:,} links ...")
+    content = "Refunds over 100 EUR need a lead's approval, for every customer."
+    hub = Memory.objects.create(
+        tenant=tenant, source_event=origin, channel=origin.source, kind="config", subject=HUB_SUBJECT,
+        content=content, content_hash=content_hash(content), written_by="agent:bench", p_true=0.8,
+        threshold_gap=POLICY.gap(0.8), created_at=now - timedelta(days=200),
+        updated_at=now - timedelta(days=1), valid_from=now - timedelta(days=200),
+    )  # fmt: skip
+    count = min(HUB_SIZE, n)
+    eids, aids = fill.next_ids(SourceEvent, count), fill.next_ids(Assessment, count)
+    vids = fill.next_ids(Verdict, count)
+    times = [now - timedelta(minutes=40 * (count - k)) for k in range(count)]
+    fill.write(
+        SourceEvent,
+        ("id", "tenant_id", "source", "text", "text_hash", "occurred_at", "created_at"),
+        ((eids[k], tenant.pk, "chat", f"Refund question {k}.", "h" * 64, times[k], times[k])
+         for k in range(count)),
+    )  # fmt: skip
+    fill.write(
+        Assessment,
+        ("id", "tenant_id", "purpose", "event_id", "policy_id", "state", "question_set_version",
+         "model_name", "created_at", "finished_at"),
+        ((aids[k], tenant.pk, "invalidation", eids[k], policy.pk, "done", "bench", "jev-1.13.0", times[k],
+          times[k]) for k in range(count)),
+    )  # fmt: skip
+    fill.write(
+        Verdict,
+        ("id", "tenant_id", "assessment_id", "memory_id", "event_id", *Verdict.VOTE_NAMES, "disposition",
+         "row_version", "created_at"),
+        ((vids[k], tenant.pk, aids[k], hub.pk, eids[k], 0.8, 0.7 + (k % 30) / 100, 0.1, 0.1, 0.02, 0.01,
+          "confirmed", 1, times[k]) for k in range(count)),
+    )  # fmt: skip
+    fill.reset_sequences(SourceEvent, Assessment, Verdict)
+    MemoryLink.objects.bulk_create(
+        (
+            MemoryLink(tenant=tenant, src_id=pks[-1 - k], dst_id=hub.pk, kind="supports", origin="assessment")
+            for k in range(count)
+        ),
+        batch_size=BATCH,
+    )
+
+
 def build_tenant(slug: str, n: int, seed: int, users: dict) -> dict:
     now = timezone.now()
     rng, arrays = random.Random(seed), np.random.default_rng(seed)
@@ -390,6 +439,8 @@ def build_tenant(slug: str, n: int, seed: int, users: dict) -> dict:
         MemoryLink(tenant=tenant, src_id=pks[1 + k], dst_id=pks[60 + k], kind="refines", origin="assessment")
         for k in range(50)
     )
+
+    write_hub(tenant, n, pks, origins[0], policy, now)
 
     say(f"[{slug}] receipts, labels, candidates, claims, a webhook's deliveries ...")
     Receipt.objects.bulk_create(
@@ -605,6 +656,7 @@ def pages(tenant: Tenant, heavy: Memory, token: str) -> dict[str, tuple[str, str
         selectors.verdicts_of(wide, with_unrelated=False).order_by(*selectors.VOTED_ORDER)[min(WIDE, n) // 3],
         selectors.VOTED_ORDER,
     )  # a third of the way down the broad event's verdicts
+    hub = Memory.objects.for_tenant(tenant).get(subject=HUB_SUBJECT).pk
     deep_memory = Memory.objects.for_tenant(tenant).order_by("-pk").values_list("pk", flat=True)[n // 3]
     feed_end = MemoryChange.objects.for_tenant(tenant).count()
     lead = f"user:{get_user_model().objects.get(username='bench-lead').pk}"
@@ -634,6 +686,8 @@ def pages(tenant: Tenant, heavy: Memory, token: str) -> dict[str, tuple[str, str
         "memory_heavy": ("lead", f"{t}/memories/{heavy.pk}/", "memory"),
         "memory_heavy_2hops": ("lead", f"{t}/memories/{heavy.pk}/?hops=2", "memory"),
         "memory_plain": ("lead", f"{t}/memories/{deep_memory}/", "memory"),
+        "memory_hub": ("lead", f"{t}/memories/{hub}/", "memory"),
+        "memory_hub_2hops": ("lead", f"{t}/memories/{hub}/?hops=2", "memory"),
         "promotions": ("lead", f"{t}/promotions/", "list"),
         "promotions_all": ("lead", f"{t}/promotions/?show=all", "list"),
         "promotion_detail": ("lead", f"{t}/promotions/{candidate.pk}/", "memory"),
