@@ -1,6 +1,6 @@
 """The auditor's reads: the trail filtered, and one memory's lineage from its evidence on."""
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime, time
 
 from django import forms
@@ -135,11 +135,9 @@ def trail_page(filtered: QuerySet, tenant: Tenant, *, after: str | None, before:
     seq, along the (tenant, seq) index), then its rows are read with what they show: the joins
     the rows need never steer the plan that finds them (with the subject filter's probes,
     PostgreSQL misjudged the page's size and scanned every candidate once a row)."""
-    found = keyset_page(
-        filtered.select_related(None).only("seq"), TRAIL_ORDER, size=TRAIL_PAGE, after=after, before=before
+    return keyset_page(
+        filtered, TRAIL_ORDER, size=TRAIL_PAGE, after=after, before=before, shown=trail(tenant)
     )
-    shown = trail(tenant).in_bulk([row.pk for row in found.rows])
-    return replace(found, rows=[shown[row.pk] for row in found.rows])
 
 
 def name_actors(rows: list[Transition], tenant: Tenant) -> None:

@@ -6,6 +6,7 @@ between 0.35 and 0.65"). The memory page and the review flow show it above every
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from django.db.models import Subquery
 from django.utils import timezone
 from django.utils.timesince import timesince
 
@@ -85,8 +86,9 @@ def evidence_for(memory: Memory, *, now: datetime | None = None) -> Evidence:
     verdict = None
     if move is not None and move.verdict_id:
         verdict = votes.filter(pk=move.verdict_id).first()
-    if verdict is None:
-        verdict = votes.filter(bears__isnull=False).order_by("-created_at", "-id").first()
+    if verdict is None:  # the latest from the (memory, -id) index, then read with its joins
+        latest = Verdict.objects.filter(memory=memory, bears__isnull=False).order_by("-id").values("pk")[:1]
+        verdict = votes.filter(pk=Subquery(latest)).first()
     policy = _policy_of(verdict)
     mover = actor_names([move.actor])[move.actor] if move else ""
     event = verdict.event if verdict is not None and verdict.event.erased_at is None else None

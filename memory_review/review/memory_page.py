@@ -48,11 +48,11 @@ def status_history(memory: Memory) -> list[Transition]:
 
 
 def verdicts_page(memory: Memory, *, after: str | None = None, before: str | None = None) -> Page:
-    """Every vote on this memory, newest first, a page at a time."""
-    verdicts = Verdict.objects.filter(memory=memory).select_related(
-        "event", "assessment", "assessment__policy", "shadow_policy"
-    )
-    return keyset_page(verdicts, ("-id",), size=VERDICT_PAGE, after=after, before=before)
+    """Every vote on this memory, newest first, a page at a time (found on the (memory, -id)
+    index, then read with their event and policies)."""
+    shown = Verdict.objects.select_related("event", "assessment", "assessment__policy", "shadow_policy")
+    verdicts = Verdict.objects.filter(memory=memory)
+    return keyset_page(verdicts, ("-id",), size=VERDICT_PAGE, after=after, before=before, shown=shown)
 
 
 @dataclass(frozen=True)

@@ -109,8 +109,21 @@ def keyset_page(
     size: int,
     after: str | None = None,
     before: str | None = None,
+    shown: QuerySet | None = None,
 ) -> Page:
-    """One page of `queryset` in `ordering`: the first, or the one after / before a cursor."""
+    """One page of `queryset` in `ordering`: the first, or the one after / before a cursor.
+
+    `shown`: the page is found on `queryset`'s own rows and order columns alone, then its rows
+    are read from `shown` (with the joins a page displays) by primary key. The joins then never
+    steer the plan that finds the page: PostgreSQL, guessing ten votes for any memory, joined
+    all 5,000 of a guideline's to sort them, where the (memory, -id) index gives 21 at once."""
+    if shown is not None:
+        found = keyset_page(
+            queryset.select_related(None).only(*(term.lstrip("-") for term in ordering)),
+            ordering, size=size, after=after, before=before,
+        )  # fmt: skip
+        read = shown.in_bulk([row.pk for row in found.rows])
+        return Page([read[row.pk] for row in found.rows], found.next_cursor, found.prev_cursor)
     columns = _columns(ordering)
     if before:
         reverse = tuple(("" if term.startswith("-") else "-") + term.lstrip("-") for term in ordering)
