@@ -134,16 +134,45 @@ def send_to_review(memory: Memory, *, actor: Actor) -> int:
 # --- a new policy version -----------------------------------------------------------------------
 
 
-def latest_votes(tenant) -> list[Verdict]:
-    """The latest verdict with votes of each live memory."""
-    latest = (
+def _latest(tenant):
+    """The ids of the latest verdict with votes of each live memory (a subquery)."""
+    return (
         Verdict.objects.for_tenant(tenant)
         .filter(memory__status__in=LIVE_STATUSES, bears__isnull=False, still_true__isnull=False)
         .values("memory_id")
         .annotate(last=Max("pk"))
         .values("last")
     )
-    return list(Verdict.objects.filter(pk__in=latest).select_related("event").order_by("pk"))
+
+
+def latest_votes(tenant) -> list[Verdict]:
+    """The latest verdict with votes of each live memory."""
+    return list(Verdict.objects.filter(pk__in=_latest(tenant)).select_related("event").order_by("pk"))
+
+
+def redecided_count(
+    tenant, version: PolicyVersion, *, first: int = 50
+) -> tuple[int, list[tuple[Verdict, str]]]:
+    """How many live memories redecided() finds, and the first `first` of them: their latest
+    votes streamed 5,000 at a time as plain values (a tenant of two million live memories never
+    sits in memory as model instances)."""
+    policy = Thresholds.from_data(version.thresholds)
+    rows = (
+        Verdict.objects.filter(pk__in=_latest(tenant))
+        .order_by("pk")
+        .values_list("pk", "disposition", "event__source", *Verdict.VOTE_NAMES)
+    )
+    count, listed = 0, []
+    for pk, stored, source, *votes in rows.iterator(chunk_size=5000):
+        if source in policy.review_only_sources:
+            continue
+        disposition = decide(dict(zip(Verdict.VOTE_NAMES, votes, strict=True)), policy=policy)
+        if disposition != stored:
+            count += 1
+            if len(listed) < first:
+                listed.append((pk, disposition))
+    found = Verdict.objects.select_related("event").in_bulk([pk for pk, _ in listed])
+    return count, [(found[pk], disposition) for pk, disposition in listed]
 
 
 def redecided(tenant, version: PolicyVersion) -> list[tuple[Verdict, str]]:

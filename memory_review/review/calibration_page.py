@@ -7,7 +7,7 @@ from urllib.parse import urlencode
 
 from memory_review.assessments.models import PolicyVersion
 from memory_review.assessments.policy import Thresholds
-from memory_review.assessments.reassessment import redecided
+from memory_review.assessments.reassessment import redecided_count
 from memory_review.calibration import evidence, figures, labeling, promotion_sweep, sweep
 from memory_review.calibration.models import ReplaySet
 from memory_review.calibration.replay import load_cases
@@ -138,5 +138,5 @@ def kept_build(tenant, *, replay_set: int | None = None, labeled_by: int | None 
 def redecided_summary(tenant) -> dict:
     """The policies page's count of live memories the active policy would decide otherwise, and
     the first 50 of them: every live memory's latest vote, so kept (a memory moving changes it)."""
-    changes = redecided(tenant, PolicyVersion.objects.for_tenant(tenant).active())
-    return {"count": len(changes), "first": changes[:50]}
+    count, first = redecided_count(tenant, PolicyVersion.objects.for_tenant(tenant).active(), first=50)
+    return {"count": count, "first": first}

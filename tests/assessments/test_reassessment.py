@@ -89,6 +89,8 @@ def test_an_adopted_policy_decides_again_from_stored_votes(acme, policy, lead):
     )  # fmt: skip
     changes = reassessment.redecided(acme, wider)
     assert [(v.memory_id, now) for v, now in changes] == [(waiting.pk, "confirmed")]
+    count, first = reassessment.redecided_count(acme, wider)  # the policies page's, streamed
+    assert (count, [(v.memory_id, now) for v, now in first]) == (1, [(waiting.pk, "confirmed")])
 
     done = reassessment.redecide(acme, wider, actor=Actor.user(lead))
     assert done.state == "done" and done.model_name == reassessment.REPLAYED and done.requests == 0
@@ -153,3 +155,18 @@ def test_replayed_copies_are_neither_labeled_nor_replayed_as_votes_of_their_own(
     assert list(labeling.items(acme, "verdict").values_list("pk", flat=True)) == [original.pk]
     assert replay_stored(acme, active=DEFAULTS, candidate=DEFAULTS).verdicts == 1
     assert labeling.next_item(acme, labeler, "verdict", policy=DEFAULTS) == ItemRef("verdict", original.pk)
+
+
+def test_the_redecided_count_counts_every_change_and_lists_only_the_first(acme, policy):
+    for _ in range(3):
+        flagged(acme, policy, still_true=0.5)
+    PolicyVersion.objects.filter(pk=policy.pk).update(mode="retired")
+    wider = PolicyVersion.objects.create(
+        tenant=acme, number=2, mode="active", created_by="test",
+        thresholds={**policy.thresholds, "confirm_min": 0.45, "contradict_max": 0.3},
+    )  # fmt: skip
+
+    count, first = reassessment.redecided_count(acme, wider, first=2)
+
+    assert count == 3 == len(reassessment.redecided(acme, wider))
+    assert len(first) == 2 and all(now == "confirmed" for _, now in first)
