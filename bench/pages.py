@@ -292,7 +292,7 @@ HUB_SUBJECT = "Refund guideline for every customer"
 HUB_SIZE = 5000  # votes on it, and memories that rest on it
 
 
-def write_hub(tenant: Tenant, n: int, pks, origin: SourceEvent, policy: PolicyVersion, now) -> None:
+def write_hub(tenant: Tenant, linked: list[int], origin: SourceEvent, policy: PolicyVersion, now) -> None:
     """A guideline judged against 5,000 events, which 5,000 memories rest on: a memory page is
     bounded however many votes and links it has."""
     say(f"[{tenant.slug}] the hub: a guideline with {HUB_SIZE:,} votes and {HUB_SIZE:,} links ...")
@@ -303,7 +303,7 @@ def write_hub(tenant: Tenant, n: int, pks, origin: SourceEvent, policy: PolicyVe
         threshold_gap=POLICY.gap(0.8), created_at=now - timedelta(days=200),
         updated_at=now - timedelta(days=1), valid_from=now - timedelta(days=200),
     )  # fmt: skip
-    count = min(HUB_SIZE, n)
+    count = min(HUB_SIZE, len(linked))
     eids, aids = fill.next_ids(SourceEvent, count), fill.next_ids(Assessment, count)
     vids = fill.next_ids(Verdict, count)
     times = [now - timedelta(minutes=40 * (count - k)) for k in range(count)]
@@ -330,11 +330,21 @@ def write_hub(tenant: Tenant, n: int, pks, origin: SourceEvent, policy: PolicyVe
     fill.reset_sequences(SourceEvent, Assessment, Verdict)
     MemoryLink.objects.bulk_create(
         (
-            MemoryLink(tenant=tenant, src_id=pks[-1 - k], dst_id=hub.pk, kind="supports", origin="assessment")
-            for k in range(count)
+            MemoryLink(tenant=tenant, src_id=src, dst_id=hub.pk, kind="supports", origin="assessment")
+            for src in linked[:count]
         ),
         batch_size=BATCH,
     )
+
+
+def add_hubs() -> None:
+    for tenant in Tenant.objects.filter(slug__startswith="bench"):
+        if not Memory.objects.for_tenant(tenant).filter(subject=HUB_SUBJECT).exists():
+            linked = Memory.objects.for_tenant(tenant).order_by("-pk").values_list("pk", flat=True)[:HUB_SIZE]
+            origin = SourceEvent.objects.for_tenant(tenant).order_by("pk").first()
+            policy = PolicyVersion.objects.for_tenant(tenant).get(mode="active")
+            write_hub(tenant, list(linked), origin, policy, timezone.now())
+            tallies.recount(tenant)
 
 
 def build_tenant(slug: str, n: int, seed: int, users: dict) -> dict:
@@ -440,7 +450,7 @@ def build_tenant(slug: str, n: int, seed: int, users: dict) -> dict:
         for k in range(50)
     )
 
-    write_hub(tenant, n, pks, origins[0], policy, now)
+    write_hub(tenant, list(pks[-HUB_SIZE:]), origins[0], policy, now)
 
     say(f"[{slug}] receipts, labels, candidates, claims, a webhook's deliveries ...")
     Receipt.objects.bulk_create(
@@ -608,7 +618,19 @@ def build(n: int, tenants: int) -> None:
 # -- the measurements ----------------------------------------------------------------------------
 
 
-def measure(client: Client, url: str, repeats: int) -> dict:
+def heaviest(captured) -> dict:
+    """The page's slowest query (as it ran in the counted request), with its plan on PostgreSQL:
+    the index review docs/performance.md keeps."""
+    top = max(captured.captured_queries, key=lambda q: float(q["time"]))
+    found = {"sql": top["sql"], "ms": round(float(top["time"]) * 1000, 1)}
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("EXPLAIN (ANALYZE, BUFFERS) " + top["sql"])
+            found["plan"] = [row[0] for row in cursor.fetchall()]
+    return found
+
+
+def measure(client: Client, url: str, repeats: int, *, explain: bool = False) -> dict:
     for _ in range(3):
         response = client.get(url)
         assert response.status_code == 200 or (url == "/" and response.status_code == 302), (
@@ -619,6 +641,7 @@ def measure(client: Client, url: str, repeats: int) -> dict:
     with CaptureQueriesContext(connection) as captured:
         client.get(url)
     queries = len(captured)  # now: the next request clears the connection's query log
+    plan = heaviest(captured) if explain else None
     samples = []
     for _ in range(repeats):
         started = time.perf_counter()
@@ -630,7 +653,28 @@ def measure(client: Client, url: str, repeats: int) -> dict:
         "median_ms": round(statistics.median(samples), 1),
         "p95_ms": round(percentile(samples, 95), 1),
         "queries": queries,
+        **({"heaviest": plan} if plan else {}),
     }
+
+
+def write_plans(path: str, figures: dict, n: int) -> None:
+    """Each page's slowest query and its plan, as markdown (docs/performance.md's appendix)."""
+    lines = [f"# The slowest query of each page at {n:,} memories a tenant ({connection.vendor})", ""]
+    for name, page in figures.items():
+        top = page.pop("heaviest")
+        lines += [
+            f"## {name} ({page['who']}): {top['ms']} ms of {page['median_ms']} ms",
+            "",
+            "```sql",
+            top["sql"],
+            "```",
+        ]
+        if "plan" in top:
+            lines += ["", "```", *top["plan"], "```"]
+        lines.append("")
+    with open(path, "w") as out:
+        out.write("\n".join(lines))
+    say(f"plans: {path}")
 
 
 def deep_cursor(tenant: Tenant, position: int) -> str:
@@ -742,12 +786,18 @@ def main() -> None:
     parser.add_argument("--keep", action="store_true", help="keep the database afterwards (then --reuse it)")
     parser.add_argument("--reuse", metavar="URL_OR_PATH", help="time a database kept by --keep, no build")
     parser.add_argument("--only", metavar="TEXT", help="only the pages whose name contains TEXT")
+    parser.add_argument(
+        "--explain", metavar="FILE", help="write each page's slowest query and its plan to FILE"
+    )
     args = parser.parse_args()
     call_command("migrate", verbosity=0)
     started = time.perf_counter()
     if not args.reuse:
         build(args.memories, args.tenants)
     tenant = Tenant.objects.get(slug="bench")
+    if args.reuse:
+        with transaction.atomic():
+            add_hubs()  # a database kept before the hub was in the build
     heavy = Memory.objects.for_tenant(tenant).needs_review().order_by("pk").first()  # as build_tenant chose
     n = Memory.objects.for_tenant(tenant).count()
     tenants = Tenant.objects.filter(slug__startswith="bench").count()
@@ -785,7 +835,11 @@ def main() -> None:
     for name, (who, url, group) in pages(tenant, heavy, token).items():
         if args.only and args.only not in name:
             continue
-        f = figures[name] = {**measure(clients[who], url, args.repeats), "who": who, "group": group}
+        f = figures[name] = {
+            **measure(clients[who], url, args.repeats, explain=bool(args.explain)),
+            "who": who,
+            "group": group,
+        }
         target = TARGETS[group]
         if target is not None:
             met[name] = f["p95_ms"] <= target
@@ -802,6 +856,8 @@ def main() -> None:
         ratio = figures["admin_first"]["median_ms"] / figures["queue_first"]["median_ms"]
         say(f"admin changelist / review queue, first page medians: {ratio:.1f}x")
     backend = connection.vendor
+    if args.explain:
+        write_plans(args.explain, figures, n)
     if args.keep:
         say(f"kept: {connection.settings_dict['NAME']}  (time it again with --reuse)")
     else:
