@@ -63,7 +63,7 @@ def screens(browser, live_server):
             if (
                 not target.netloc
                 and target.path.startswith("/t/acme/")
-                and not target.path.endswith((".csv", ".jsonl"))
+                and not target.path.endswith((".csv", ".jsonl", "/download/"))
             ):
                 todo.append(target.path + (f"?{target.query}" if target.query else ""))
 
@@ -90,10 +90,23 @@ def with_a_webhook_log() -> None:
     WebhookDelivery.objects.filter(pk=first.pk).update(state="delivered", attempts=2, last_code=200)
 
 
+def with_an_export() -> None:
+    """An export a worker is writing, so the walk reaches the exports list and a job's page."""
+    from memory_review.jobfiles.models import JobFile
+    from memory_review.tenancy.models import Tenant
+
+    JobFile.objects.create(
+        tenant=Tenant.objects.get(slug="acme"), kind="audit.jsonl", params={"action": "flag"},
+        filename="audit-acme.jsonl", requested_by="user:1", state="running", rows=1200, expected=5000,
+    )  # fmt: skip
+
+
 @pytest.mark.parametrize("username", ROLES)
 def test_every_screen_passes_axe_and_fits_a_phone(browser, live_server, demo, username):
     if username == "admin":
         with_a_webhook_log()
+    if username == "acme-auditor":
+        with_an_export()
     log_in(browser, live_server, username)
     browser.set_script_timeout(30)
     axe = axe_script()
