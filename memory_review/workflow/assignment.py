@@ -259,7 +259,27 @@ def oldest_waiting(tenant: Tenant) -> datetime | None:
     return Memory.objects.for_tenant(tenant).needs_review().aggregate(oldest=Min("flagged_at"))["oldest"]
 
 
-def past_target(tenant: Tenant, *, now=None) -> int:
+# Items past the review target are counted up to this many: a queue of a hundred thousand, most of
+# them late, is "more than 1,000", not counted on every visit of the home page.
+LATE_COUNTED_UP_TO = 1000
+
+
+@dataclass(frozen=True)
+class Late:
+    """How many queue items waited longer than the review target: `n`, or more than it."""
+
+    n: int
+    more: bool = False
+
+    def __bool__(self) -> bool:
+        return self.n > 0
+
+    def __str__(self) -> str:
+        return f"more than {self.n}" if self.more else str(self.n)
+
+
+def past_target(tenant: Tenant, *, now=None) -> Late:
     now = now or timezone.now()
     waiting = Memory.objects.for_tenant(tenant).needs_review()
-    return waiting.filter(flagged_at__lt=now - review_target(tenant.pk)).count()
+    late = waiting.filter(flagged_at__lt=now - review_target(tenant.pk))[: LATE_COUNTED_UP_TO + 1].count()
+    return Late(min(late, LATE_COUNTED_UP_TO), late > LATE_COUNTED_UP_TO)

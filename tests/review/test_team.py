@@ -164,7 +164,7 @@ def test_a_lead_sets_the_tenants_review_target(client, acme, globex, policy, lea
     queue = client.get("/t/acme/review/").content.decode()
     assert 'class="late"' not in queue.split("stale item", 1)[1].split("</tr>", 1)[0]
     assert "past the" not in client.get("/t/acme/review/team/").content.decode()
-    assert assignment.past_target(acme) == 0
+    assert not assignment.past_target(acme)
 
 
 def test_metrics_export_the_oldest_wait_per_tenant(acme, globex, policy):
@@ -211,3 +211,20 @@ def test_on_a_large_tenant_what_waits_is_kept_counted_by_a_job_and_counted_again
     assert "Assigned to you: <strong>counting…</strong>" in home_waiting
     assert "Assigned to you: <strong>1</strong>" in home_counted
     assert "assignments or their rules changed" in stale and "A job is counting them again" in stale
+
+
+def test_more_items_past_the_target_than_are_counted_are_said_as_more_than(
+    client, acme, policy, lead, settings, monkeypatch
+):
+    settings.REVIEW_TARGET_HOURS = 24
+    monkeypatch.setattr(assignment, "LATE_COUNTED_UP_TO", 2)
+    with time_machine.travel(timezone.now() - timedelta(hours=30)):
+        for i in range(3):
+            flagged(acme, policy, subject=f"stale {i}")
+    client.force_login(lead)
+
+    home = client.get("/t/acme/").content.decode()
+    team = client.get("/t/acme/review/team/").content.decode()
+
+    assert "More than 2 items waited longer than the 24 h review target" in home
+    assert "more than 2 items are past it" in team

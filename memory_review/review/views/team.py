@@ -62,7 +62,7 @@ def _team_page(request, membership, *, form=None, target_form=None, status=200) 
     return page(
         request, membership, "review/team.html", status=status, pace=pace, shown=shown,
         rules=assignment.rules(tenant).order_by("created_at"), oldest=assignment.oldest_waiting(tenant),
-        late=past > 0, past_target=past, target_hours=hours,  # the oldest is late when any item is
+        late=bool(past), past_target=past, target_hours=hours,  # the oldest is late when any item is
         form=form or RuleForm(reviewers=_reviewers(tenant)),
         target_form=target_form or TargetForm(initial={"hours": hours}),
     )  # fmt: skip
