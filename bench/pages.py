@@ -20,11 +20,18 @@ It prints median, p95 and queries per page, the targets met or not, and closes w
 """
 
 import argparse
+import http.client
 import json
 import os
 import random
+import signal
+import socket
 import statistics
+import subprocess
+import sys
+import threading
 import time
+import urllib.request
 from datetime import timedelta
 from types import SimpleNamespace
 
@@ -657,6 +664,69 @@ def measure(client: Client, url: str, repeats: int, *, explain: bool = False) ->
     }
 
 
+def concurrent(url: str, cookie: str, *, clients: int, seconds: float) -> dict:
+    """`clients` people reading `url` at once for `seconds`, over HTTP through gunicorn as
+    shipped (gunicorn.conf.py: threaded workers) on this database: requests a second and the
+    latency each saw. What one request costs in-process is the table above; this is what the
+    server gives when they overlap on this machine's two cores."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    env = {**os.environ, "WEB_BIND": f"127.0.0.1:{port}", "DATABASE_URL": database_url()}
+    web = subprocess.Popen(
+        [sys.executable, "-m", "gunicorn", "-c", str(throwaway.ROOT / "gunicorn.conf.py")],
+        env=env, cwd=throwaway.ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )  # fmt: skip
+    try:
+        for _ in range(300):
+            try:
+                urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=1).close()
+                break
+            except OSError:
+                time.sleep(0.1)
+        latencies, stop = [], time.perf_counter() + seconds
+
+        def client() -> None:
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+            warm = 0
+            while (started := time.perf_counter()) < stop:
+                conn.request("GET", url, headers={"Cookie": cookie})
+                response = conn.getresponse()
+                response.read()
+                assert response.status == 200, (url, response.status)
+                if warm >= 2:  # each client's first two: its connection and the worker's warm-up
+                    latencies.append((time.perf_counter() - started) * 1000)
+                warm += 1
+
+        threads = [threading.Thread(target=client) for _ in range(clients)]
+        began = time.perf_counter()
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        took = time.perf_counter() - began
+    finally:
+        os.killpg(web.pid, signal.SIGTERM)
+        web.wait(timeout=30)
+    return {
+        "clients": clients,
+        "requests_per_s": round(len(latencies) / took, 1),
+        "median_ms": round(statistics.median(latencies), 1),
+        "p95_ms": round(percentile(latencies, 95), 1),
+    }
+
+
+def database_url() -> str:
+    settings = connection.settings_dict
+    if connection.vendor != "postgresql":
+        raise SystemExit(
+            "--clients serves PostgreSQL only (gunicorn's workers on one SQLite file would queue)"
+        )
+    host, port = settings["HOST"] or "127.0.0.1", settings["PORT"] or 5432
+    return f"postgres://{settings['USER']}@{host}:{port}/{settings['NAME']}"
+
+
 def write_plans(path: str, figures: dict, n: int) -> None:
     """Each page's slowest query and its plan, as markdown (docs/performance.md's appendix)."""
     lines = [f"# The slowest query of each page at {n:,} memories a tenant ({connection.vendor})", ""]
@@ -789,6 +859,8 @@ def main() -> None:
     parser.add_argument(
         "--explain", metavar="FILE", help="write each page's slowest query and its plan to FILE"
     )
+    parser.add_argument("--clients", type=int, default=0, help="then this many at once, through gunicorn")
+    parser.add_argument("--seconds", type=float, default=20.0, help="how long the --clients run lasts")
     args = parser.parse_args()
     call_command("migrate", verbosity=0)
     started = time.perf_counter()
@@ -858,6 +930,18 @@ def main() -> None:
     backend = connection.vendor
     if args.explain:
         write_plans(args.explain, figures, n)
+    served = {}
+    if args.clients:
+        cookie = f"sessionid={clients['lead'].cookies['sessionid'].value}"
+        for name in ("queue_first", "memory_heavy"):
+            served[name] = concurrent(
+                pages(tenant, heavy, token)[name][1], cookie, clients=args.clients, seconds=args.seconds
+            )
+            f = served[name]
+            say(
+                f"{args.clients} clients at once on {name}, through gunicorn as shipped: "
+                f"{f['requests_per_s']} requests/s, median {f['median_ms']} ms, p95 {f['p95_ms']} ms"
+            )
     if args.keep:
         say(f"kept: {connection.settings_dict['NAME']}  (time it again with --reuse)")
     else:
@@ -871,6 +955,7 @@ def main() -> None:
                 "pages": figures,
                 "missed": missed,
                 "figure_jobs_ms": computed,
+                "concurrent": served,
             }
         )
     )
