@@ -1,0 +1,702 @@
+"""Event throughput as agents grow (issue 17, item 4): agents post events over HTTP at a rising
+rate, each naming a customer who has 100 memories in scope, and real Celery workers judge them
+against the stand-in answering every request in 150 ms.
+
+What runs, each in processes of its own, as production runs them:
+* the web: gunicorn, 4 sync workers (`--web-workers`), with the repository's gunicorn.conf.py
+  when there is one (gunicorn reads it from the working directory);
+* the workers: one Celery worker, prefork, with 1, then 2, then 4 pool processes (`--workers`),
+  on Redis (a database of its own, emptied before and after); no beat (its start-up
+  verification of the whole trail would land in the middle of the figures);
+* the stand-in (`manage.py jev_standin --latency-ms 150`);
+* the agents: threads of this process, each with an API token of its own (the shipped rate
+  limit, 300 requests a minute a token, stays on), posting `POST /api/v1/t/<slug>/events` on a
+  schedule: `--rates` events a second, each held for `--step-seconds`, rising until the workers
+  fall behind (fewer than 95% of the offered events done within the step, or a queue left
+  behind). Between steps the backlog drains, so each step starts empty.
+
+Per step it prints events/s offered, accepted (202) and completed (assessments finished in the
+step), post to done (from the agent sending the POST to the assessment's finished_at) median and
+p95, the POST's own median and p95, and the evidence for what saturates: the Celery queue's depth
+in Redis, how many assessments were running at once (the pool's occupancy), the Jev phase of an
+assessment (its latency_ms: all its requests, the client's waits for its limits included), CPU
+per process group (web, workers, stand-in, database, Redis, this load generator) and the
+machine's, database connections, and on PostgreSQL how often a backend waited on a lock (and on
+the audit chain's head). It closes with one JSON line.
+
+    .venv/bin/python bench/throughput.py --postgres postgres://postgres@127.0.0.1:5432
+    .venv/bin/python bench/throughput.py --customers 20 --workers 1 --rates 2 --step-seconds 3  # SQLite, tiny
+
+Redis is needed (BENCH_BROKER_URL, default redis://127.0.0.1:6379/13), and gunicorn (the `prod`
+extra, which `make install` installs).
+"""
+
+import argparse
+import http.client
+import json
+import os
+import queue
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections import Counter
+from pathlib import Path
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+BROKER = os.environ.get("BENCH_BROKER_URL", "redis://127.0.0.1:6379/13")
+STANDIN_PORT, WEB_PORT = free_port(), free_port()
+os.environ["CELERY_BROKER_URL"] = BROKER  # before settings load: the web queues on Redis too
+os.environ["CACHE_URL"] = BROKER  # the API's rate limit counts here, shared by the web's workers
+os.environ["CACHE_KEY_PREFIX"] = f"bench-throughput-{os.getpid()}"
+os.environ["JEV_STANDIN_URL"] = f"http://127.0.0.1:{STANDIN_PORT}"
+
+import django  # noqa: E402
+import throwaway  # noqa: E402, I001  (before Django: it chooses the database)
+
+django.setup()
+
+import redis  # noqa: E402
+from django.conf import settings  # noqa: E402
+from django.core.management import call_command  # noqa: E402
+from django.db import connection  # noqa: E402
+
+from memory_review.assessments.models import Assessment  # noqa: E402
+from memory_review.assessments.services import policy_ensure_default  # noqa: E402
+from memory_review.memories.models import Memory, content_hash  # noqa: E402
+from memory_review.memories.services import event_record  # noqa: E402
+from memory_review.tenancy.models import Tenant  # noqa: E402
+from memory_review.tenancy.tokens import token_create  # noqa: E402
+
+ROOT = throwaway.ROOT
+QUEUE = "celery"  # Celery's default queue: a Redis list
+WORDS = (
+    "amber basalt cedar delta ember fjord garnet harbor indigo juniper kelp lagoon marble nectar "
+    "obsidian pepper quartz raven saffron tundra umber velvet willow xenon yarrow zephyr anchor "
+    "beacon canyon dune estuary falcon glacier heron island jasper kestrel lantern meadow nimbus"
+).split()
+
+
+def say(message: str) -> None:
+    print(message, flush=True)
+
+
+def percentile(values: list[float], p: float) -> float:
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
+
+
+def words_for(n: int) -> list[str]:
+    """Four words of memory n alone (the stand-in compares six-letter stems: the number leads)."""
+    return [f"m{n:05d}{WORDS[(n + 7 * k) % len(WORDS)]}" for k in range(4)]
+
+
+def customer(c: int) -> str:
+    return f"cust-{c:06d}"
+
+
+# -- the tenant ---------------------------------------------------------------------------------
+
+
+def slug(t: int) -> str:
+    return f"bench{t}"
+
+
+def build(customers: int, each: int, agents: int, tenants: int) -> list[dict[str, str]]:
+    """`customers` customers of `each` memories, all in the customer's scope (no tenant-wide
+    memory, so an event's candidates are exactly its customer's), customer c in tenant c mod
+    `tenants`; for each agent a token of every tenant (by slug)."""
+    for t in range(tenants):
+        _tenant(t, range(t, customers, tenants), each)
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("ANALYZE")
+    return [
+        {
+            slug(t): token_create(tenant=Tenant.objects.get(slug=slug(t)), name=f"agent {n}")[1]
+            for t in range(tenants)
+        }
+        for n in range(agents)
+    ]
+
+
+def _tenant(t: int, customers: range, each: int) -> None:
+    tenant = Tenant.objects.create(slug=slug(t), name=f"Bench {t}")
+    policy_ensure_default(tenant=tenant, created_by="bench")
+    source = event_record(tenant=tenant, source="crm", text="Imported account notes.")
+    rows = []
+    for c in customers:
+        for n in range(each):
+            a, b, c_, d = words_for(n)
+            content = f"{a.title()} {b} {c_} {d}."
+            rows.append(
+                Memory(
+                    tenant=tenant, source_event=source, kind="fact", subject=f"note {n}", content=content,
+                    content_hash=content_hash(content), written_by="bench", user_id=customer(c),
+                )
+            )  # fmt: skip
+        if len(rows) >= 5000:
+            Memory.objects.bulk_create(rows, batch_size=1000)
+            rows = []
+    Memory.objects.bulk_create(rows, batch_size=1000)
+
+
+class Events:
+    """Event k names customer k mod C and bears on one memory of theirs (the next not yet
+    judged), whose words it repeats and says changed: one verdict of 100 moves, as a ticket's
+    event usually does."""
+
+    def __init__(self, customers: int, each: int, tenants: int):
+        self.customers, self.each, self.tenants, self.next = customers, each, tenants, 0
+        self.lock = threading.Lock()
+
+    def take(self) -> tuple[str, bytes]:
+        """(the customer's tenant, the event)."""
+        with self.lock:
+            k, self.next = self.next, self.next + 1
+        c, n = k % self.customers, (k // self.customers) % self.each
+        a, b, c_, _ = words_for(n)
+        text = f"{a.title()} {b} {c_} now changed to {WORDS[k % len(WORDS)]} instead."
+        body = {"text": text, "source": "email", "scope": {"user_id": customer(c)}}
+        return slug(c % self.tenants), json.dumps(body).encode()
+
+
+# -- the processes ------------------------------------------------------------------------------
+
+
+def start(command: list[str], *, cwd: Path = ROOT, env: dict | None = None) -> subprocess.Popen:
+    return subprocess.Popen(
+        command, cwd=cwd, env=os.environ if env is None else env, start_new_session=True,
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+
+
+# What a worker host is given (docs/deploy.md, "Web and workers on separate hosts"): the settings
+# that must agree with the web's, and the knobs of this run; nothing else of this process's
+# environment. It runs in a folder of its own with a VAR_DIR of its own, as on another machine.
+AGREE = (
+    "DJANGO_SETTINGS_MODULE", "DATABASE_URL", "SQLITE_PATH", "ORACLE_DSN", "CELERY_BROKER_URL", "REDIS_URL",
+    "CACHE_URL", "CACHE_KEY_PREFIX", "SECRET_KEY", "AUDIT_KEY", "AUDIT_KEY_ID", "AUDIT_CHECKPOINT_DIR",
+    "TYPESAFE_API_KEY", "TYPESAFE_BASE_URL", "JEV_STANDIN_URL", "DEBUG", "LOG_LEVEL",
+)  # fmt: skip
+KNOBS = ("JEV_", "CELERY_", "CONN_", "ASSESSMENT_")
+
+
+def worker_host_env(var_dir: str) -> dict:
+    env = {name: os.environ[name] for name in AGREE if name in os.environ}
+    env.update({name: value for name, value in os.environ.items() if name.startswith(KNOBS)})
+    env.update(PATH=os.environ.get("PATH", "/usr/bin:/bin"), PYTHONPATH=str(ROOT), VAR_DIR=var_dir)
+    return env
+
+
+def stop(process: subprocess.Popen | None) -> None:
+    if process is not None and process.poll() is None:
+        os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait(timeout=10)
+
+
+def wait_for_port(port: int, what: str, seconds: float = 30) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return
+        except OSError:
+            time.sleep(0.1)
+    raise SystemExit(f"{what} did not start within {seconds:.0f} s")
+
+
+# -- what each process group spends -------------------------------------------------------------
+
+TICK = os.sysconf("SC_CLK_TCK")
+
+
+def _stat(pid: int, *, reaped: bool = True) -> tuple[str, int, int] | None:
+    """(command, parent, CPU ticks of the process, and of its reaped children unless not `reaped`)."""
+    try:
+        raw = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    name = raw[raw.index("(") + 1 : raw.rindex(")")]
+    fields = raw[raw.rindex(")") + 2 :].split()
+    return name, int(fields[1]), sum(int(v) for v in fields[11 : 15 if reaped else 13])
+
+
+def _processes() -> dict[int, tuple[str, int, int]]:
+    found = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit() and (stat := _stat(int(entry))) is not None:
+            found[int(entry)] = stat
+    return found
+
+
+class Cpu:
+    """CPU seconds per group of processes: a group is its roots and every descendant; a root's
+    reaped children count through its own cumulative figures. `agents` is this process alone."""
+
+    def __init__(self, roots: dict[str, list[int]], database: "DatabaseCpu | None"):
+        self.roots, self.database = roots, database
+
+    def read(self) -> dict[str, float]:
+        procs = _processes()
+        children: dict[int, list[int]] = {}
+        for pid, (_, parent, _) in procs.items():
+            children.setdefault(parent, []).append(pid)
+        out = {}
+        for group, pids in self.roots.items():
+            total, stack = 0, list(pids)
+            while stack:
+                pid = stack.pop()
+                if pid in procs:
+                    total += procs[pid][2]
+                    stack.extend(children.get(pid, []))
+            out[group] = total / TICK
+        out["redis"] = sum(ticks for comm, _, ticks in procs.values() if comm == "redis-server") / TICK
+        if self.database:
+            out["database"] = self.database.seconds()
+        # This process alone: the others are its children, counted in their own groups.
+        out["agents"] = _stat(os.getpid(), reaped=False)[2] / TICK
+        line = Path("/proc/stat").read_text().splitlines()[0].split()[1:]
+        ticks = [int(v) for v in line]
+        out["_machine_busy"] = (sum(ticks) - ticks[3] - ticks[4]) / TICK  # less idle and iowait
+        return out
+
+
+class DatabaseCpu:
+    """CPU seconds of PostgreSQL's backends of this run's database and of the server's own
+    processes (WAL writer, checkpointer, autovacuum), not other databases' backends (others' work
+    on the same server). Backends come and go, so it is added up backend by backend at every
+    sample (`count()`), and what one did between its last sample and its exit is lost."""
+
+    def __init__(self, name: str):
+        self.name, self.seen, self.ticks = name, {}, 0
+        self.lock = threading.Lock()
+
+    def count(self) -> None:
+        now = {}
+        for entry in os.listdir("/proc"):
+            if entry.isdigit() and self._serves_us(int(entry)) and (stat := _stat(int(entry), reaped=False)):
+                now[int(entry)] = stat[2]
+        with self.lock:
+            self.ticks += sum(ticks - self.seen.get(pid, 0) for pid, ticks in now.items())
+            self.seen = now
+
+    def seconds(self) -> float:
+        self.count()
+        with self.lock:
+            return self.ticks / TICK
+
+    def _serves_us(self, pid: int) -> bool:
+        try:
+            title = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")
+        except OSError:
+            return False
+        # A client backend names its database and its peer's address in parentheses.
+        return title.startswith("postgres:") and (f" {self.name} " in title or "(" not in title)
+
+
+# -- sampling the queue, the pool and the database ----------------------------------------------
+
+
+class Sampler(threading.Thread):
+    """Every 0.25 s: the queue's depth in Redis, assessments running, and on PostgreSQL what each
+    of the run's backends is doing (waiting on a lock, and on the chain head's row)."""
+
+    def __init__(self, broker: redis.Redis, database: DatabaseCpu | None):
+        super().__init__(daemon=True)
+        self.broker, self.database, self.stopping = broker, database, threading.Event()
+        self.samples: list[dict] = []
+        self.lock = threading.Lock()
+        self.reniced: set[int] = set()
+
+    def run(self) -> None:
+        pg = None
+        if connection.vendor == "postgresql":
+            import psycopg
+
+            pg = psycopg.connect(os.environ["DATABASE_URL"], autocommit=True)
+        while not self.stopping.wait(0.25):
+            sample = {"at": time.time(), "queue": self.broker.llen(QUEUE)}
+            sample["running"] = Assessment.objects.filter(state=Assessment.State.RUNNING).count()
+            if pg is not None:
+                rows = pg.execute(
+                    "SELECT state, wait_event_type, wait_event, query FROM pg_stat_activity "
+                    "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+                ).fetchall()
+                sample["connections"] = len(rows)
+                active = [r for r in rows if r[0] == "active"]
+                sample["active"] = len(active)
+                sample["lock_waits"] = sum(1 for r in active if r[1] == "Lock")
+                sample["chain_waits"] = sum(
+                    1 for r in active if r[1] == "Lock" and "audit_auditchain" in (r[3] or "")
+                )
+                sample["io_waits"] = sum(1 for r in active if r[1] == "IO")
+                sample["waits"] = [
+                    f"{r[1]}:{r[2]}" for r in rows if r[1] and r[1] not in ("Client", "Activity")
+                ]
+                # Who holds what the waiting wait for (the head of the queue, itself not waiting for
+                # a lock), and what it is doing: a statement ("active"), or the application's own
+                # work between two ("idle in transaction") after the last statement it sent.
+                sample["holders"] = pg.execute(
+                    "SELECT state, left(query, 60) FROM pg_stat_activity WHERE wait_event_type IS DISTINCT"
+                    " FROM 'Lock' AND pid IN (SELECT unnest(pg_blocking_pids(pid)) FROM pg_stat_activity"
+                    " WHERE datname = current_database() AND wait_event_type = 'Lock')"
+                ).fetchall()
+                self._same_priority(pid for (pid,) in pg.execute(
+                    "SELECT pid FROM pg_stat_activity WHERE datname = current_database()"
+                ).fetchall())  # fmt: skip
+                self.database.count()
+            with self.lock:
+                self.samples.append(sample)
+        if pg is not None:
+            pg.close()
+        connection.close()
+
+    def _same_priority(self, pids) -> None:
+        """The run's database backends at this process's priority (`nice -n -10` on a machine
+        others share puts the whole run ahead of their work), where the user may set it."""
+        mine = os.getpriority(os.PRIO_PROCESS, 0)
+        for pid in pids:
+            if pid not in self.reniced:
+                self.reniced.add(pid)
+                try:
+                    os.setpriority(os.PRIO_PROCESS, pid, mine)
+                except OSError:
+                    pass
+
+    def between(self, start: float, end: float) -> list[dict]:
+        with self.lock:
+            return [s for s in self.samples if start <= s["at"] <= end]
+
+
+# -- the agents ---------------------------------------------------------------------------------
+
+
+class Agents:
+    """`count` agents, each a thread with its own token and keep-alive connection, posting what
+    the schedule hands them; a late agent posts late (the schedule does not wait for it)."""
+
+    def __init__(self, tokens: list[dict[str, str]], events: Events):
+        self.work: queue.Queue = queue.Queue()
+        self.results: list[dict] = []
+        self.lock = threading.Lock()
+        self.events = events
+        for mine in tokens:
+            threading.Thread(target=self._agent, args=(mine,), daemon=True).start()
+
+    def _agent(self, tokens: dict[str, str]) -> None:
+        conn = http.client.HTTPConnection("127.0.0.1", WEB_PORT, timeout=60)
+        while True:
+            due = self.work.get()
+            (to, body), sent = self.events.take(), time.time()
+            headers = {"Authorization": f"Bearer {tokens[to]}", "Content-Type": "application/json"}
+            answer, code = b"", 0
+            for _ in range(2):  # a kept-alive connection the server closed meanwhile: once more, anew
+                try:
+                    conn.request("POST", f"/api/v1/t/{to}/events", body=body, headers=headers)
+                    response = conn.getresponse()
+                    answer, code = response.read(), response.status
+                    break
+                except (OSError, http.client.HTTPException):
+                    conn.close()
+            result = {"due": due, "sent": sent, "answered": time.time(), "code": code}
+            if code == 202:
+                result["assessment"] = json.loads(answer)["assessment_id"]
+            with self.lock:
+                self.results.append(result)
+
+    def offer(self, rate: float, seconds: float) -> tuple[float, float]:
+        """Hand out `rate` events a second for `seconds`; returns (start, end) of the schedule."""
+        start, count = time.time(), max(1, round(rate * seconds))
+        for k in range(count):
+            due = start + k / rate
+            time.sleep(max(0.0, due - time.time()))
+            self.work.put(due)
+        return start, start + count / rate
+
+    def taken(self) -> list[dict]:
+        with self.lock:
+            out, self.results = self.results, []
+        return out
+
+
+# -- one step -----------------------------------------------------------------------------------
+
+
+def wait_done(ids: list[int], seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if not Assessment.objects.filter(pk__in=ids).exclude(state__in=("done", "failed")).exists():
+            return True
+        time.sleep(0.5)
+    return False
+
+
+def step(agents: Agents, sampler: Sampler, cpu: Cpu, rate: float, seconds: float, drain_s: float) -> dict:
+    before = cpu.read()
+    start, end = agents.offer(rate, seconds)
+    # The agents' last POSTs may still be in flight: give them the web's own timeout to land.
+    expected = max(1, round(rate * seconds))
+    deadline = time.monotonic() + 30
+    while len(agents.results) < expected and time.monotonic() < deadline:
+        time.sleep(0.05)
+    window_end = max(end, time.time())
+    after = cpu.read()
+    posted = agents.taken()
+    ids = [r["assessment"] for r in posted if "assessment" in r]
+    samples = sampler.between(start, window_end)
+    queue_at_end = samples[-1]["queue"] if samples else 0
+    drained = wait_done(ids, drain_s)
+    rows = {
+        pk: (finished, state, jev_ms, candidates, requests)
+        for pk, finished, state, jev_ms, candidates, requests in Assessment.objects.filter(
+            pk__in=ids
+        ).values_list("pk", "finished_at", "state", "latency_ms", "candidates_total", "requests")
+    }
+    sent = {r["assessment"]: r["sent"] for r in posted if "assessment" in r}
+    to_done = [(row[0].timestamp() - sent[pk]) * 1000 for pk, row in rows.items() if row[0] is not None]
+    # Completions in the step's window moved on by the median post to done: in a steady state
+    # exactly the step's rate, when the workers fall behind what they can do (the backlog drains
+    # at that pace after the step too).
+    lag = statistics.median(to_done) / 1000 if to_done else 0.0
+    finished_in_step = Assessment.objects.filter(
+        finished_at__gte=_moment(start + lag), finished_at__lte=_moment(window_end + lag)
+    ).count()
+    post_ms = [(r["answered"] - r["sent"]) * 1000 for r in posted]
+    late_ms = [(r["sent"] - r["due"]) * 1000 for r in posted]
+    duration = window_end - start
+    spent = {group: after[group] - before[group] for group in after}
+    figures = {
+        "offered_per_s": rate,
+        "seconds": round(duration, 1),
+        "posted": len(posted),
+        "accepted": len(ids),
+        "refused": dict(Counter(str(r["code"]) for r in posted if r["code"] != 202)),
+        "accepted_per_s": round(len(ids) / duration, 2),
+        "completed_per_s": round(finished_in_step / duration, 2),
+        "failed": sum(1 for row in rows.values() if row[1] == "failed"),
+        "drained": drained,
+        "post_to_done_ms": {
+            "median": _r(statistics.median(to_done) if to_done else None),
+            "p95": _r(percentile(to_done, 95)),
+        },  # fmt: skip
+        "post_ms": {"median": _r(statistics.median(post_ms)), "p95": _r(percentile(post_ms, 95))},
+        "agent_late_ms_p95": _r(percentile(late_ms, 95)),
+        "jev_phase_ms": {
+            "median": _r(statistics.median([r[2] for r in rows.values()] or [0])),
+            "p95": _r(percentile([r[2] for r in rows.values()], 95)),
+        },  # fmt: skip
+        "candidates_mean": round(statistics.mean([r[3] for r in rows.values()] or [0]), 1),
+        "requests_mean": round(statistics.mean([r[4] for r in rows.values()] or [0]), 1),
+        "queue_max": max((s["queue"] for s in samples), default=0),
+        "queue_at_end": queue_at_end,
+        "running_mean": round(statistics.mean([s["running"] for s in samples] or [0]), 2),
+        "cpu_percent": {g: round(100 * v / duration) for g, v in spent.items() if not g.startswith("_")},
+        "machine_busy_percent": round(100 * spent["_machine_busy"] / duration),
+    }
+    if samples and "connections" in samples[0]:
+        active = sum(s["active"] for s in samples) or 1
+        figures["db"] = {
+            "connections_max": max(s["connections"] for s in samples),
+            "active_mean": round(statistics.mean(s["active"] for s in samples), 2),
+            "lock_wait_share": round(sum(s["lock_waits"] for s in samples) / active, 3),
+            "chain_head_wait_share": round(sum(s["chain_waits"] for s in samples) / active, 3),
+            "io_wait_share": round(sum(s["io_waits"] for s in samples) / active, 3),
+            "wait_events": dict(Counter(w for s in samples for w in s["waits"]).most_common(6)),
+            "lock_holders": [
+                {"state": state, "last_statement": query, "samples": n}
+                for (state, query), n in Counter(h for s in samples for h in s["holders"]).most_common(4)
+            ],
+        }
+    return figures
+
+
+def _moment(epoch: float):
+    from datetime import UTC, datetime
+
+    return datetime.fromtimestamp(epoch, tz=UTC)
+
+
+def _r(value: float | None) -> float | None:
+    return None if value is None or value != value else round(value)
+
+
+def keeps_up(figures: dict) -> bool:
+    """Done at the rate offered (95%), nothing left queued past a second's worth, none failed."""
+    return (
+        figures["completed_per_s"] >= 0.95 * figures["offered_per_s"]
+        and figures["accepted_per_s"] >= 0.95 * figures["offered_per_s"]
+        and figures["queue_at_end"] <= max(1, figures["offered_per_s"])
+        and figures["failed"] == 0
+        and figures["drained"]
+    )
+
+
+GROUPS = ("web", "workers", "standin", "database", "redis", "agents")
+
+
+def print_step(workers: int, f: dict) -> None:
+    cpu = f["cpu_percent"]
+    db = f.get("db", {})
+    say(
+        f"{workers:>7} {f['offered_per_s']:>7g} {f['accepted_per_s']:>8.1f} {f['completed_per_s']:>9.1f} "
+        f"{f['post_to_done_ms']['median'] or 0:>7.0f} {f['post_to_done_ms']['p95'] or 0:>7.0f} "
+        f"{f['post_ms']['median']:>5.0f} {f['post_ms']['p95']:>5.0f} {f['jev_phase_ms']['median']:>5.0f} "
+        f"{f['queue_max']:>5} {f['running_mean']:>5.1f}"
+        + "".join(f"{cpu.get(group, 0):>5}" for group in GROUPS)
+        + f" {f['machine_busy_percent']:>5} "
+        f"{db.get('lock_wait_share', 0):>6.1%} {db.get('chain_head_wait_share', 0):>6.1%}"
+        + ("" if keeps_up(f) else "  (falls behind)")
+    )
+
+
+HEADER = (
+    "workers offered accepted completed  median     p95  POST   p95   Jev queue   run "
+    "  web  wrk  jev   db redis agnt  busy   lock  chain\n"
+    "           ev/s     ev/s      ev/s  post→done (ms)  (ms)        (ms)   max  mean "
+    "   CPU % of one core per group                  waits (share of active)"
+)
+
+
+def run_pool(workers: int, rates: list[float], args, agents: Agents, sampler: Sampler, roots) -> dict:
+    host = tempfile.mkdtemp(prefix="bench-worker-host-")
+    worker = start(
+        [sys.executable, "-m", "celery", "-A", "memory_review", "worker", "--pool=prefork",
+         f"--concurrency={workers}", f"--hostname=throughput{workers}-{os.getpid()}@%h",
+         "--without-gossip", "--without-mingle", "--without-heartbeat", "--loglevel=WARNING"],
+        cwd=Path(host), env=worker_host_env(host),
+    )  # fmt: skip
+    cpu = Cpu({**roots, "workers": [worker.pid]}, sampler.database)
+    try:
+        # Warm every pool process (imports, the question sets, a connection), out of the figures.
+        agents.offer(workers * 2, 1.0)
+        deadline = time.monotonic() + 30
+        while len(agents.results) < workers * 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        warm = [r["assessment"] for r in agents.taken() if "assessment" in r]
+        if not wait_done(warm, 120):
+            raise SystemExit("the workers did not finish the warm-up events within 120 s")
+        steps = []
+        for rate in rates:
+            figures = step(agents, sampler, cpu, rate, args.step_seconds, args.drain_seconds)
+            steps.append(figures)
+            print_step(workers, figures)
+            if not keeps_up(figures):
+                break
+        kept = [f for f in steps if keeps_up(f)]
+        return {
+            "workers": workers,
+            "sustained_per_s": max((f["completed_per_s"] for f in kept), default=0.0),
+            "sustained_offered_per_s": max((f["offered_per_s"] for f in kept), default=0.0),
+            "ceiling_per_s": max(f["completed_per_s"] for f in steps),
+            "steps": steps,
+        }
+    finally:
+        stop(worker)
+
+
+def measure(args, tokens: list[str], broker: redis.Redis) -> list[dict]:
+    """Stand-in and web up, then each pool size's rising steps; everything it started stopped."""
+    pools = [int(n) for n in args.workers.split(",")]
+    rates = [float(r) for r in args.rates.split(",")]
+    # SQLite's work is inside the web's and workers' processes.
+    postgres = connection.vendor == "postgresql"
+    processes = []
+    sampler = Sampler(broker, DatabaseCpu(connection.settings_dict["NAME"]) if postgres else None)
+    try:
+        standin = start(
+            [sys.executable, "manage.py", "jev_standin", "--port", str(STANDIN_PORT),
+             "--latency-ms", str(args.latency_ms)],
+        )  # fmt: skip
+        processes.append(standin)
+        conf = ROOT / "gunicorn.conf.py"  # as shipped, when there is one; the address and size are the run's
+        web = start(
+            [sys.executable, "-m", "gunicorn", *(["-c", str(conf)] if conf.exists() else []),
+             "memory_review.wsgi:application", "--bind", f"127.0.0.1:{WEB_PORT}",
+             "--workers", str(args.web_workers)],
+        )  # fmt: skip
+        processes.append(web)
+        wait_for_port(STANDIN_PORT, "the stand-in")
+        wait_for_port(WEB_PORT, "gunicorn")
+        say(
+            f"gunicorn: {args.web_workers} workers ({'gunicorn.conf.py' if conf.exists() else 'no conf'}); "
+            f"stand-in at {args.latency_ms:.0f} ms; JEV_MAX_CONCURRENCY {settings.JEV_MAX_CONCURRENCY}, "
+            f"JEV_REQUESTS_PER_MINUTE {settings.JEV_REQUESTS_PER_MINUTE} a process; "
+            f"{args.step_seconds:g} s a step\n"
+        )
+        roots = {"web": [web.pid], "standin": [standin.pid]}
+        agents = Agents(tokens, Events(args.customers, args.memories_each, args.tenants))
+        sampler.start()
+        say(HEADER)
+        return [run_pool(n, rates, args, agents, sampler, roots) for n in pools]
+    finally:
+        sampler.stopping.set()
+        for process in processes:
+            stop(process)
+        if sampler.is_alive():
+            sampler.join(timeout=5)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--workers", default="1,2,4", help="pool processes, a run each")
+    parser.add_argument("--web-workers", type=int, default=4)
+    parser.add_argument("--customers", type=int, default=1000)
+    parser.add_argument("--memories-each", type=int, default=100)
+    parser.add_argument("--tenants", type=int, default=1, help="the customers spread over this many tenants")
+    parser.add_argument("--agents", type=int, default=16, help="agents posting, a token each")
+    parser.add_argument("--rates", default="1,2,3,4,6,8,10,12,14,16,20,24,28,32", help="events/s, rising")
+    parser.add_argument("--step-seconds", type=float, default=30)
+    parser.add_argument("--drain-seconds", type=float, default=180)
+    parser.add_argument("--latency-ms", type=float, default=150)
+    parser.add_argument("--postgres", metavar="URL", help="e.g. postgres://postgres@127.0.0.1:5432")
+    args = parser.parse_args()
+    broker = redis.Redis.from_url(BROKER)
+    broker.flushdb()
+    try:
+        call_command("migrate", verbosity=0)
+        built = time.monotonic()
+        tokens = build(args.customers, args.memories_each, args.agents, args.tenants)
+        say(
+            f"{connection.vendor}: {args.customers:,} customers x {args.memories_each} memories in "
+            f"{args.tenants} tenant(s) "
+            f"({Memory.objects.count():,}) built in {time.monotonic() - built:.0f} s; {args.agents} agents"
+        )
+        runs = measure(args, tokens, broker)
+    finally:
+        broker.flushdb()
+        connection.close()
+        throwaway.drop()
+    say("")
+    for r in runs:
+        say(
+            f"{r['workers']} pool process(es): sustained {r['sustained_per_s']:.1f} events/s "
+            f"(offered {r['sustained_offered_per_s']:g}), most completed in a step {r['ceiling_per_s']:.1f}/s"
+        )
+    print(json.dumps({
+        "database": connection.vendor, "web_workers": args.web_workers, "agents": args.agents,
+        "tenants": args.tenants, "customers": args.customers, "memories_each": args.memories_each,
+        "latency_ms": args.latency_ms,
+        "step_seconds": args.step_seconds, "jev_max_concurrency": settings.JEV_MAX_CONCURRENCY,
+        "jev_requests_per_minute": settings.JEV_REQUESTS_PER_MINUTE, "runs": runs,
+    }))  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()
