@@ -61,7 +61,7 @@ def free_port() -> int:
 
 
 def wait_until_up(port: int) -> None:
-    for _ in range(100):
+    for _ in range(300):  # 30 s: a machine busy with other work starts a process slowly
         try:
             socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
             return
@@ -154,8 +154,8 @@ def main() -> None:
         stdout=subprocess.DEVNULL,
     )
     url = f"http://127.0.0.1:{port}"
-    wait_until_up(port)
     try:
+        wait_until_up(port)
 
         def client(concurrency: int) -> Jev:
             return Jev(
