@@ -109,12 +109,13 @@ def promotion_decide(request: HttpRequest, membership, pk: int) -> HttpResponse:
 def disagreement_list(request: HttpRequest, membership) -> HttpResponse:
     tenant = membership.tenant
     shown = figures.read("disagreements", tenant)
+    promotion_cases, shadow_cases = disagreements.kept_cases(shown.value) if shown.ready else ([], [])
     return page(
         request,
         membership,
         "review/disagreements.html",
         shown=shown,
         **(shown.value or {}),
-        promotion_cases=disagreements.promotion_cases(tenant),
-        shadow_cases=disagreements.shadow_cases(tenant),
+        promotion_cases=promotion_cases,
+        shadow_cases=shadow_cases,
     )
