@@ -139,6 +139,9 @@ class Assessment(SealedTenantOwned):
         indexes = [
             models.Index(fields=["tenant", "id"], name="assessment_tenant_ix"),
             models.Index(fields=["tenant", "state", "lease_until"], name="assessment_lease_ix"),
+            # The labeling stream leaves out replayed copies of votes: the few such assessments are
+            # found here, not by reading every assessment of the tenant (58 ms at 2,000,000).
+            models.Index(fields=["tenant", "model_name"], name="assessment_model_ix"),
         ]
 
     SEEDED_MODEL = "seed_demo"  # what seed_demo writes: hand-written votes, not a model's

@@ -40,21 +40,28 @@ def dependents(memory: Memory) -> list[Memory]:
     return list(resting_on(memory))
 
 
-def dependents_shown(memory: Memory, *, most: int = 20) -> tuple[int, list[Memory]]:
-    """How many rest on it and the first `most` of them: what a page shows, at any count (one
-    import's event can be the source of thousands)."""
+DEPENDENTS_COUNTED_UP_TO = 1000
+
+
+def dependents_shown(memory: Memory, *, most: int = 20) -> tuple[tuple[int, bool], list[Memory]]:
+    """How many rest on it (counted up to DEPENDENTS_COUNTED_UP_TO, and whether there are more)
+    and the first `most` of them: what a page shows, at any count (one import's event can be the
+    source of hundreds of thousands)."""
     found = resting_on(memory)
-    return found.count(), list(found[:most])
+    return found.count_up_to(DEPENDENTS_COUNTED_UP_TO), list(found[:most])
 
 
 def resting_on(memory: Memory):
-    links = MemoryLink.objects.for_tenant(memory.tenant).filter(
-        Q(src=memory, kind=MemoryLink.Kind.SUPPORTS) | Q(dst=memory, kind=MemoryLink.Kind.REFINES)
-    )
-    linked = {dst if src == memory.pk else src for src, dst in links.values_list("src_id", "dst_id")}
+    """The live memories it supports or that refine it, and those written from its event."""
+    links = MemoryLink.objects.for_tenant(memory.tenant)
+    supported = links.filter(src=memory, kind=MemoryLink.Kind.SUPPORTS).values("dst_id")
+    refining = links.filter(dst=memory, kind=MemoryLink.Kind.REFINES).values("src_id")
     return (
         Memory.objects.for_tenant(memory.tenant)
-        .filter(Q(pk__in=linked) | Q(source_event_id=memory.source_event_id), status__in=LIVE_STATUSES)
+        .filter(
+            Q(pk__in=supported) | Q(pk__in=refining) | Q(source_event_id=memory.source_event_id),
+            status__in=LIVE_STATUSES,
+        )
         .exclude(pk=memory.pk)
         .order_by("pk")
     )

@@ -149,6 +149,7 @@ def name_actors(rows: list[Transition], tenant: Tenant) -> None:
 
 
 SAME_EVENT_SHOWN = 20
+COUNTED_UP_TO = 1000
 
 
 @dataclass
@@ -159,7 +160,8 @@ class Lineage:
     memory: Memory
     event: SourceEvent
     from_same_event: list[Memory] = field(default_factory=list)  # the first SAME_EVENT_SHOWN
-    from_same_event_count: int = 0  # one import's event may have written thousands
+    from_same_event_count: int = 0  # one import's event may have written thousands: counted up to
+    more_than: bool = False  # COUNTED_UP_TO, and more than that when this is set
     versions: list[Memory] = field(default_factory=list)
     moves: list[Transition] = field(default_factory=list)
     verdicts: int = 0
@@ -190,11 +192,13 @@ def lineage(memory: Memory) -> Lineage:
     )
     name_actors(moves, memory.tenant)
     siblings = tenant_memories.filter(source_event=memory.source_event).exclude(pk=memory.pk)
+    count, more = siblings.count_up_to(COUNTED_UP_TO)
     return Lineage(
         memory=memory,
         event=memory.source_event,
         from_same_event=list(siblings.order_by("pk")[:SAME_EVENT_SHOWN]),
-        from_same_event_count=siblings.count(),
+        from_same_event_count=count,
+        more_than=more,
         versions=versions,
         moves=moves,
         verdicts=Verdict.objects.for_tenant(memory.tenant_id).filter(memory_id__in=chain_ids).count(),

@@ -91,6 +91,13 @@ class TenantQuerySet(models.QuerySet):
     def for_tenant(self, tenant: Tenant) -> "TenantQuerySet":
         return self.filter(tenant=tenant)
 
+    def count_up_to(self, most: int) -> tuple[int, bool]:
+        """How many rows, counted up to `most`, and whether there are more: a count a page shows
+        beside a bounded list, which at one import's event of 200,000 memories would otherwise
+        read all of them (750 ms)."""
+        found = self[: most + 1].count()
+        return min(found, most), found > most
+
 
 class TenantOwned(models.Model):
     """Base for every row that belongs to a tenant (DESIGN §2: every row carries `tenant`)."""

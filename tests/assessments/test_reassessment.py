@@ -113,6 +113,10 @@ def test_the_screens_list_queue_and_explain(client, guideline, lead, labeler):
     assert client.post(f"/t/acme/memories/{rule.pk}/reassess/").status_code == 403
     client.force_login(lead)
     assert "What rests on it: 2 live memories" in client.get(f"/t/acme/memories/{rule.pk}/").content.decode()
+    with pytest.MonkeyPatch.context() as patch:  # past the count's bound, said as more than it
+        patch.setattr(reassessment, "DEPENDENTS_COUNTED_UP_TO", 1)
+        page = client.get(f"/t/acme/memories/{rule.pk}/").content.decode()
+        assert "What rests on it: more than 1 live memory" in page
     response = client.post(f"/t/acme/memories/{rule.pk}/reassess/", {"how": "reassess"})
     page = client.get(response["Location"]).content.decode()
     assert "Why it ran:" in page and "2 live memories rest on it" in page

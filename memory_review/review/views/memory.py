@@ -60,7 +60,9 @@ def memory_detail(request: HttpRequest, membership, pk: int) -> HttpResponse:
     wrong_since, since_problem = _time_or_problem(lambda: params.moment(request.GET, "wrong_since"))
     verdicts = memory_page.verdicts_page(memory, after=request.GET.get("after"))
     worth = reassessment.worth_reassessing(memory)
-    dependents_count, dependents = reassessment.dependents_shown(memory) if worth else (0, [])
+    (dependents_count, more_dependents), dependents = (
+        reassessment.dependents_shown(memory) if worth else ((0, False), [])
+    )
     neighbourhood = memory_page.neighbourhood(memory, hops=hops)
     points, more_votes = memory_page.still_true_series(memory) if verdicts.rows else ([], False)  # the chart
     drawn, href = (
@@ -83,6 +85,7 @@ def memory_detail(request: HttpRequest, membership, pk: int) -> HttpResponse:
         as_of=at,
         as_of_problem=as_of_problem,
         dependents_count=dependents_count,
+        more_dependents=more_dependents,
         dependents=dependents,
         usage=(usage := receipt_log.usage(memory, since=wrong_since)),
         used=receipt_log.recent(memory) if usage.responses else [],
