@@ -193,9 +193,12 @@ def team(tenant: Tenant, *, waiting: dict | None, now=None) -> list[Pace]:
     now = now or timezone.now()
     start = timezone.localtime(now).replace(hour=0, minute=0, second=0, microsecond=0)
     people = reviewers(tenant)
+    # Each reviewer's range of the (tenant, actor, created_at) index: "any person" read the
+    # tenant's whole trail in that index for today's rows (100 ms at 3,000,000 moves).
+    actors = [str(Actor.user(membership.user)) for membership in people]
     decided = (
         Transition.objects.for_tenant(tenant)
-        .filter(action__in=DECIDED, memory__isnull=False, created_at__gte=start, actor__startswith="user:")
+        .filter(action__in=DECIDED, memory__isnull=False, created_at__gte=start, actor__in=actors)
         .values("actor")
         .annotate(
             n=Count("pk"),
