@@ -22,7 +22,9 @@ in Redis, how many assessments were running at once (the pool's occupancy), the 
 assessment (its latency_ms: all its requests, the client's waits for its limits included), CPU
 per process group (web, workers, stand-in, database, Redis, this load generator) and the
 machine's, database connections, and on PostgreSQL how often a backend waited on a lock (and on
-the audit chain's head). It closes with one JSON line.
+the audit chain's head) and what the lock's holder was doing. `--chain-hold N` first times, in
+this process, how long each of N events' transactions holds the tenant's audit chain head (every
+sealed write and transition of a tenant waits for it). It closes with one JSON line.
 
     .venv/bin/python bench/throughput.py --postgres postgres://postgres@127.0.0.1:5432
     .venv/bin/python bench/throughput.py --customers 20 --workers 1 --rates 2 --step-seconds 3  # SQLite, tiny
@@ -158,8 +160,8 @@ class Events:
     judged), whose words it repeats and says changed: one verdict of 100 moves, as a ticket's
     event usually does."""
 
-    def __init__(self, customers: int, each: int, tenants: int):
-        self.customers, self.each, self.tenants, self.next = customers, each, tenants, 0
+    def __init__(self, customers: int, each: int, tenants: int, start: int = 0):
+        self.customers, self.each, self.tenants, self.next = customers, each, tenants, start
         self.lock = threading.Lock()
 
     def take(self) -> tuple[str, bytes]:
@@ -611,9 +613,67 @@ def run_pool(workers: int, rates: list[float], args, agents: Agents, sampler: Sa
         stop(worker)
 
 
-def measure(args, tokens: list[str], broker: redis.Redis) -> list[dict]:
+# -- how long an event holds its tenant's audit chain head -----------------------------------------
+
+
+def chain_hold(events: Events, count: int, tokens: dict[str, str]) -> dict:
+    """Each of `count` events in this process, one at a time: its POST through Django's test client,
+    then the worker's judging, recording and applying (run_invalidation, Jev being the stand-in);
+    for each transaction that takes the tenant's audit chain head, the time from taking it to the
+    commit (when it lets go). Every sealed write and transition of a tenant waits for it, so one
+    tenant cannot pass one second over an event's total."""
+    from django.db import transaction
+    from django.test import Client
+
+    from memory_review.assessments import invalidation
+    from memory_review.audit import chain, heads, seals
+
+    held: dict[int, float] = {}
+    found: list[tuple[str, float]] = []
+    doing = ["POST"]
+
+    def timed_lock_head(tenant_id: int):
+        key = id(transaction.get_connection())
+        if key not in held:  # the transaction's first take; it lets go when it commits
+            held[key], label = time.perf_counter(), doing[0]
+            transaction.on_commit(lambda: found.append((label, (time.perf_counter() - held.pop(key)) * 1000)))
+        return heads.lock_head(tenant_id)
+
+    def applying(*args, **kwargs):
+        doing[0] = "applying"
+        return apply_verdicts(*args, **kwargs)
+
+    apply_verdicts = invalidation.apply_verdicts
+    seals.lock_head = chain.lock_head = timed_lock_head
+    invalidation.apply_verdicts = applying
+    client = Client()
+    try:
+        for _ in range(count):
+            to, body = events.take()
+            doing[0] = "POST"
+            answer = client.post(
+                f"/api/v1/t/{to}/events", data=body, content_type="application/json",
+                HTTP_AUTHORIZATION=f"Bearer {tokens[to]}",
+            )  # fmt: skip
+            doing[0] = "recording"
+            done = invalidation.run_invalidation(answer.json()["assessment_id"])
+            assert done.state == "done", done.error
+    finally:
+        seals.lock_head = chain.lock_head = heads.lock_head
+        invalidation.apply_verdicts = apply_verdicts
+    out = {"events": count, "per_event_ms": round(sum(ms for _, ms in found) / count, 1)}
+    for label in ("POST", "recording", "applying"):
+        times = [ms for what, ms in found if what == label]
+        out[label] = {
+            "transactions": len(times),
+            "median_ms": _r(statistics.median(times)) if times else None,
+        }
+    return out
+
+
+def measure(args, tokens: list[dict[str, str]], broker: redis.Redis) -> dict:
     """Stand-in and web up, then each pool size's rising steps; everything it started stopped."""
-    pools = [int(n) for n in args.workers.split(",")]
+    pools = [int(n) for n in args.workers.split(",") if n]
     rates = [float(r) for r in args.rates.split(",")]
     # SQLite's work is inside the web's and workers' processes.
     postgres = connection.vendor == "postgresql"
@@ -641,10 +701,20 @@ def measure(args, tokens: list[str], broker: redis.Redis) -> list[dict]:
             f"{args.step_seconds:g} s a step\n"
         )
         roots = {"web": [web.pid], "standin": [standin.pid]}
-        agents = Agents(tokens, Events(args.customers, args.memories_each, args.tenants))
+        events, hold = Events(args.customers, args.memories_each, args.tenants), None
+        if args.chain_hold:
+            hold = chain_hold(events, args.chain_hold, tokens[0])
+            say(
+                f"audit chain head held {hold['per_event_ms']:.0f} ms an event (in one process, "
+                f"{args.chain_hold} events): the POST's transaction {hold['POST']['median_ms']} ms, "
+                f"recording {hold['recording']['median_ms']} ms, applying {hold['applying']['median_ms']} ms "
+                "(medians)\n"
+            )
+        agents = Agents(tokens, events)
         sampler.start()
-        say(HEADER)
-        return [run_pool(n, rates, args, agents, sampler, roots) for n in pools]
+        if pools:
+            say(HEADER)
+        return {"chain_hold": hold, "runs": [run_pool(n, rates, args, agents, sampler, roots) for n in pools]}
     finally:
         sampler.stopping.set()
         for process in processes:
@@ -665,6 +735,7 @@ def main() -> None:
     parser.add_argument("--step-seconds", type=float, default=30)
     parser.add_argument("--drain-seconds", type=float, default=180)
     parser.add_argument("--latency-ms", type=float, default=150)
+    parser.add_argument("--chain-hold", type=int, default=0, metavar="N", help="first time N events' hold")
     parser.add_argument("--postgres", metavar="URL", help="e.g. postgres://postgres@127.0.0.1:5432")
     args = parser.parse_args()
     broker = redis.Redis.from_url(BROKER)
@@ -678,13 +749,13 @@ def main() -> None:
             f"{args.tenants} tenant(s) "
             f"({Memory.objects.count():,}) built in {time.monotonic() - built:.0f} s; {args.agents} agents"
         )
-        runs = measure(args, tokens, broker)
+        measured = measure(args, tokens, broker)
     finally:
         broker.flushdb()
         connection.close()
         throwaway.drop()
     say("")
-    for r in runs:
+    for r in measured["runs"]:
         say(
             f"{r['workers']} pool process(es): sustained {r['sustained_per_s']:.1f} events/s "
             f"(offered {r['sustained_offered_per_s']:g}), most completed in a step {r['ceiling_per_s']:.1f}/s"
@@ -694,7 +765,7 @@ def main() -> None:
         "tenants": args.tenants, "customers": args.customers, "memories_each": args.memories_each,
         "latency_ms": args.latency_ms,
         "step_seconds": args.step_seconds, "jev_max_concurrency": settings.JEV_MAX_CONCURRENCY,
-        "jev_requests_per_minute": settings.JEV_REQUESTS_PER_MINUTE, "runs": runs,
+        "jev_requests_per_minute": settings.JEV_REQUESTS_PER_MINUTE, **measured,
     }))  # fmt: skip
 
 
