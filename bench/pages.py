@@ -747,6 +747,10 @@ def write_plans(path: str, figures: dict, n: int) -> None:
     say(f"plans: {path}")
 
 
+def day_ago(days: int) -> str:
+    return (timezone.now() - timedelta(days=days)).date().isoformat()
+
+
 def deep_cursor(tenant: Tenant, position: int) -> str:
     ordering = QUEUE_ORDERS["risk"]
     row = Memory.objects.for_tenant(tenant).needs_review().order_by(*ordering)[position]
@@ -826,6 +830,8 @@ def pages(tenant: Tenant, heavy: Memory, token: str) -> dict[str, tuple[str, str
         "audit_by_subject": ("auditor", f"{t}/audit/?subject=warranty%200001", "list"),
         "audit_by_common_subject": ("auditor", f"{t}/audit/?subject=warranty", "list"),
         "audit_by_memory": ("auditor", f"{t}/audit/?memory={heavy.pk}", "list"),
+        "audit_one_day": ("auditor", f"{t}/audit/?since={day_ago(150)}&until={day_ago(150)}", "list"),
+        "audit_until": ("auditor", f"{t}/audit/?until={day_ago(200)}", "list"),
         "lineage": ("auditor", f"{t}/audit/memories/{heavy.pk}/", "memory"),
         "auditor_memory": ("auditor", f"{t}/memories/{heavy.pk}/", "memory"),
         # A calibration labeler's

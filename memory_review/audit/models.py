@@ -65,6 +65,8 @@ class Transition(TenantOwned):
         # Who did what lately: the review flow's and the team page's counts, the trail by actor.
         indexes = [
             models.Index(fields=["tenant", "actor", "created_at"], name="transition_actor_time_ix"),
+            # The trail between two dates, newest first (audit_trail.TrailFilters.ordering).
+            models.Index(fields=["tenant", "created_at", "seq"], name="transition_time_ix"),
             # The trail filtered by action, newest first: a rare action is a short index range.
             models.Index(fields=["tenant", "action", "-seq"], name="transition_action_seq_ix"),
         ]

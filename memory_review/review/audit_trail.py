@@ -67,6 +67,14 @@ class TrailFilters(forms.Form):
         return transitions
 
     @property
+    def ordering(self) -> tuple[str, ...]:
+        """Newest first: by the chain's order, or, between dates, by time (then the chain's),
+        from the (tenant, created_at, seq) index. By seq, a day months ago was a walk back
+        through every later move (1.8 million, 9 s at 2,000,000 memories)."""
+        data = self.cleaned_data if self.is_valid() else {}
+        return ("-created_at", "-seq") if data.get("since") or data.get("until") else TRAIL_ORDER
+
+    @property
     def active(self) -> dict:
         return (
             {name: str(value) for name, value in self.cleaned_data.items() if value}
@@ -130,13 +138,15 @@ TRAIL_ORDER = ("-seq",)
 TRAIL_PAGE = 50
 
 
-def trail_page(filtered: QuerySet, tenant: Tenant, *, after: str | None, before: str | None) -> Page:
+def trail_page(
+    filtered: QuerySet, tenant: Tenant, ordering: tuple[str, ...], *, after: str | None, before: str | None
+) -> Page:
     """A page of the filtered trail, newest first. The page is found from the moves alone (their
     seq, along the (tenant, seq) index), then its rows are read with what they show: the joins
     the rows need never steer the plan that finds them (with the subject filter's probes,
     PostgreSQL misjudged the page's size and scanned every candidate once a row)."""
     return keyset_page(
-        filtered, TRAIL_ORDER, size=TRAIL_PAGE, after=after, before=before, shown=trail(tenant)
+        filtered, ordering, size=TRAIL_PAGE, after=after, before=before, shown=trail(tenant)
     )
 
 

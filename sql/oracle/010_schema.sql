@@ -792,6 +792,12 @@ CREATE INDEX "AUDIT_VERI_RESULT_ID_40BF627B" ON "AUDIT_VERIFICATIONRUN" ("RESULT
 CREATE INDEX "AUDIT_VERI_TENANT_ID_6E93195F" ON "AUDIT_VERIFICATIONRUN" ("TENANT_ID");
 CREATE INDEX "VERIFYRUN_TENANT_IX" ON "AUDIT_VERIFICATIONRUN" ("TENANT_ID", "REQUESTED_AT" DESC);
 
+-- audit.0012_transition_time_index
+--
+-- Create index transition_time_ix on field(s) tenant, created_at, seq of model transition
+--
+CREATE INDEX "TRANSITION_TIME_IX" ON "AUDIT_TRANSITION" ("TENANT_ID", "CREATED_AT", "SEQ");
+
 -- calibration.0003_tenant_id_indexes
 --
 -- Create index label_tenant_ix on field(s) tenant, id of model label

@@ -35,8 +35,10 @@ def audit_trail_view(request: HttpRequest, membership) -> HttpResponse:
     status, listing = 200, None
     if transitions is not None:
         try:
-            listing = audit_trail.trail_page(transitions, membership.tenant, after=request.GET.get("after"),
-                                             before=request.GET.get("before"))  # fmt: skip
+            listing = audit_trail.trail_page(
+                transitions, membership.tenant, filters.ordering,
+                after=request.GET.get("after"), before=request.GET.get("before"),
+            )  # fmt: skip
         except BadCursor as exc:
             filters.add_error(None, f"{exc}: start again from the newest")
         else:
