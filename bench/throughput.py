@@ -6,7 +6,7 @@ What runs, each in processes of its own, as production runs them:
 * the web: gunicorn, 4 sync workers (`--web-workers`), with the repository's gunicorn.conf.py
   when there is one (gunicorn reads it from the working directory);
 * the workers: one Celery worker, prefork, with 1, then 2, then 4 pool processes (`--workers`),
-  on Redis (a database of its own, emptied before and after); no beat (its start-up
+  on Redis (a database no other run holds, emptied before and after); no beat (its start-up
   verification of the whole trail would land in the middle of the figures);
 * the stand-in (`manage.py jev_standin --latency-ms 150`);
 * the agents: threads of this process, each with an API token of its own (the shipped rate
@@ -29,8 +29,8 @@ sealed write and transition of a tenant waits for it). It closes with one JSON l
     .venv/bin/python bench/throughput.py --postgres postgres://postgres@127.0.0.1:5432
     .venv/bin/python bench/throughput.py --customers 20 --workers 1 --rates 2 --step-seconds 3  # SQLite, tiny
 
-Redis is needed (BENCH_BROKER_URL, default redis://127.0.0.1:6379/13), and gunicorn (the `prod`
-extra, which `make install` installs).
+Redis is needed (a database of the run's own, or BENCH_BROKER_URL), and gunicorn (the `prod` extra,
+which `make install` installs).
 """
 
 import argparse
@@ -56,7 +56,29 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
-BROKER = os.environ.get("BENCH_BROKER_URL", "redis://127.0.0.1:6379/13")
+OWNER = "bench-throughput:owner"
+
+
+def free_redis_database() -> str:
+    """A Redis database of this run's own, emptied: the first of 13, then 11 down to 1, that no
+    other run holds (two runs on one database would take each other's tasks and empty each other's
+    queue; 12 is bench/audit_export.py's, 14 bench/webhooks.py's, 15 the tests'). BENCH_BROKER_URL
+    names one instead."""
+    import redis
+
+    if os.environ.get("BENCH_BROKER_URL"):
+        return os.environ["BENCH_BROKER_URL"]
+    for number in (13, *range(11, 0, -1)):
+        url = f"redis://127.0.0.1:6379/{number}"
+        held = redis.Redis.from_url(url)
+        if held.set(OWNER, os.getpid(), nx=True, ex=24 * 3600):
+            held.flushdb()  # what a run that died left behind
+            held.set(OWNER, os.getpid(), ex=24 * 3600)
+            return url
+    raise SystemExit("every Redis database from 1 to 13 but 12 is held by another run of this script")
+
+
+BROKER = free_redis_database()
 STANDIN_PORT, WEB_PORT = free_port(), free_port()
 os.environ["CELERY_BROKER_URL"] = BROKER  # before settings load: the web queues on Redis too
 os.environ["CACHE_URL"] = BROKER  # the API's rate limit counts here, shared by the web's workers
@@ -739,7 +761,6 @@ def main() -> None:
     parser.add_argument("--postgres", metavar="URL", help="e.g. postgres://postgres@127.0.0.1:5432")
     args = parser.parse_args()
     broker = redis.Redis.from_url(BROKER)
-    broker.flushdb()
     try:
         call_command("migrate", verbosity=0)
         built = time.monotonic()
