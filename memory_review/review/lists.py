@@ -26,7 +26,7 @@ from memory_review.workflow import assignment
 from memory_review.workflow.models import Claim
 
 from . import explain
-from .paging import Page, keyset_page
+from .paging import Page, encode, keyset_page
 
 PAGE_SIZE = 50
 
@@ -298,20 +298,37 @@ def listing(
     """One page of the filtered list, its rows decorated, and the filtered set's size (size_of)."""
     now = timezone.now()
     memories = filtered(base, filters, user=user, now=now)
-    counted = size_of(memories, filters, counts=counts)
-    if counted.ids is not None:
-        # Every match is known: the page is read among them by primary key. A search the text
-        # index answers in milliseconds would otherwise walk the order's index past every miss.
-        memories = base.filter(pk__in=counted.ids)
-    page = keyset_page(
-        shown_fields(memories),
-        filters.ordering,
-        size=size,
-        after=after,
-        before=before,
-    )
+    if after or before or (counts is not None and by_status_only(filters)):
+        counted = size_of(memories, filters, counts=counts)
+        if counted.ids is not None:
+            # Every match is known: the page is read among them by primary key. A search the
+            # text index answers in milliseconds would otherwise walk the order's index past
+            # every miss.
+            memories = base.filter(pk__in=counted.ids)
+        page = keyset_page(shown_fields(memories), filters.ordering, size=size, after=after, before=before)
+    else:
+        counted, page = _first_page(base, memories, filters.ordering, size)
     decorate(page.rows, viewer=user, now=now)
     return Listing(page=page, size=counted)
+
+
+def _first_page(
+    base: QuerySet, memories: QuerySet, ordering: tuple[str, ...], size: int
+) -> tuple[Size, Page]:
+    """A filtered list's first page and its size from one query: its first rows in order, up to
+    counted_up_to(), with their statuses. A search pays for its text index once, not once for
+    its count and again for its page (40 ms each at 2,000,000 memories)."""
+    most = counted_up_to()
+    head = list(memories.order_by(*ordering).values_list("pk", "status")[: max(most, size) + 1])
+    more = len(head) > most
+    counted = Size(
+        min(len(head), most), more, frozenset(status for _, status in head[:most]),
+        ids=None if more else tuple(pk for pk, _ in head),
+    )  # fmt: skip
+    wanted = [pk for pk, _ in head[: size + 1]]
+    found = shown_fields(base.filter(pk__in=wanted)).in_bulk(wanted)
+    rows = [found[pk] for pk in wanted if pk in found]
+    return counted, Page(rows[:size], encode(rows[size - 1], ordering) if len(rows) > size else None, None)
 
 
 @dataclass(frozen=True)
