@@ -68,6 +68,7 @@ from memory_review.audit.heads import lock_head  # noqa: E402
 from memory_review.audit.keys import keyring  # noqa: E402
 from memory_review.audit.models import Transition  # noqa: E402
 from memory_review.calibration import figures as derived  # noqa: E402
+from memory_review.calibration import labeling  # noqa: E402
 from memory_review.calibration.models import Label  # noqa: E402
 from memory_review.calibration.sweep import CODES, dispositions  # noqa: E402
 from memory_review.memories import tallies  # noqa: E402
@@ -485,6 +486,7 @@ def build_tenant(slug: str, n: int, seed: int, users: dict) -> dict:
             outcome = rng.choice(("confirmed", "confirmed", "contradicted", "uncertain", "partial"))
             labels.append(Label(tenant=tenant, verdict_id=vid(9, i), labeler=labeler, outcome=outcome))
     Label.objects.bulk_create(labels[:7_000], batch_size=BATCH)
+    labeling.fill_vote_bins(Label.objects.for_tenant(tenant))  # what Label.save() keeps with each
     candidates = []
     for k in range(min(20_000, 100 + n // 10)):
         votes = {"supported": rng.random(), "scope_fits": rng.random(), "conflict": rng.random() / 2}

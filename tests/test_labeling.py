@@ -240,3 +240,16 @@ def test_a_large_tenants_votes_per_bin_are_kept_and_the_votes_since_added_on_rea
     totals = labeling.vote_totals(acme, VERDICT)
     assert totals[0] == 2 and totals[9] == 1 and sum(totals.values()) == 3
     assert figures.read("vote_bins", acme).value["counts"]["0"] == 1  # kept as counted, not recounted
+
+
+def test_a_verdicts_label_keeps_the_bin_of_its_vote_and_bulk_written_ones_are_filled(
+    acme, policy, labeler, lead
+):
+    low, top = verdict(acme, policy, 0.05), verdict(acme, policy, 1.0)
+    labeling.record(acme, labeler, ref(low), outcome="contradicted")
+    bulk = Label.objects.bulk_create([Label(tenant=acme, verdict=top, labeler=lead, outcome="confirmed")])
+
+    assert Label.objects.get(verdict=low).vote_bin == 0
+    assert Label.objects.get(pk=bulk[0].pk).vote_bin is None  # written around Label.save()
+    assert labeling.fill_vote_bins(Label.objects.for_tenant(acme)) == 0
+    assert Label.objects.get(pk=bulk[0].pk).vote_bin == 9  # 1.0 is in the last bin

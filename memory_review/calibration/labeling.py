@@ -19,8 +19,19 @@ from datetime import timedelta
 from django.contrib.auth import get_user_model
 from django.core.cache import cache
 from django.db import transaction
-from django.db.models import Count, Exists, F, FloatField, OuterRef, Q, QuerySet, Value
-from django.db.models.functions import Abs, Floor, Least
+from django.db.models import (
+    Count,
+    Exists,
+    F,
+    FloatField,
+    IntegerField,
+    OuterRef,
+    Q,
+    QuerySet,
+    Subquery,
+    Value,
+)
+from django.db.models.functions import Abs, Cast, Floor, Least
 from django.utils import timezone
 
 from memory_review import params, textlimits
@@ -36,7 +47,7 @@ from memory_review.tenancy.models import Tenant
 
 from . import figures
 from .agreement import Agreement, fleiss_kappa, from_counts
-from .models import Label
+from .models import VOTE_BINS, Label
 
 VERDICT, CANDIDATE = "verdict", "candidate"
 KINDS = (VERDICT, CANDIDATE)
@@ -95,7 +106,7 @@ NEAR_BANDS = (0.001, 0.005, 0.02, NEAR)
 # Distances are compared in the votes' own precision (a handful of decimals), not binary
 # floating point's: 0.35 + 0.05 is 0.39999999999999997, and a vote of 0.40 is 0.05 from 0.35.
 VOTE_PRECISION = 1e-9
-BINS = 10  # equal-width bins over [0, 1] of the item's main vote (still_true, supported)
+BINS = VOTE_BINS
 SKIPS_KEPT = 500
 ITEM_COUNTS_SECONDS = 60
 NOTE_MAX = 500
@@ -197,6 +208,16 @@ def _gap(kind: str, policy: Thresholds):
 def _bin(vote: str):
     """Which of the BINS bins a vote (a field path) falls in, in SQL; 1.0 is in the last."""
     return Least(Floor(F(vote) * BINS), Value(BINS - 1.0), output_field=FloatField())
+
+
+def fill_vote_bins(labels: QuerySet) -> int:
+    """Each verdict label's vote_bin from its vote, in the database: for labels written in bulk,
+    around Label.save() (a bench's). Answers how many verdict labels still have none."""
+    found = Verdict.objects.filter(pk=OuterRef("verdict_id"))
+    vote = Subquery(found.annotate(b=Cast(_bin("still_true"), IntegerField())).values("b")[:1])
+    verdicts = labels.filter(verdict__isnull=False)
+    verdicts.filter(vote_bin__isnull=True).update(vote_bin=vote)
+    return verdicts.filter(vote_bin__isnull=True).count()
 
 
 def bin_name(index: int) -> str:
@@ -424,11 +445,12 @@ def bins(tenant: Tenant, labeler, kind: str) -> list[BinProgress]:
     beside the votes)."""
     totals = vote_totals(tenant, kind)
     target = _target(kind)
-    vote = f"{target}__{_main_vote(kind)}"
     labels = active_labels(tenant, kind).filter(adjudicated=False)
+    # A vote's bin is kept on its labels (votes are sealed, never rewritten); a candidate's votes
+    # are its own columns, so its labels are counted by them (few candidates beside the votes).
+    binned = labels.annotate(bin=F("vote_bin") if kind == VERDICT else _bin(f"{target}__{_main_vote(kind)}"))
     per_bin = (
-        labels.annotate(bin=_bin(vote))
-        .values("bin")
+        binned.values("bin")
         .annotate(
             labeled=Count(target, distinct=True),
             mine=Count(target, distinct=True, filter=Q(labeler=labeler)),

@@ -1,12 +1,21 @@
 """People's gold outcomes for past votes, the evidence for tuning thresholds (DESIGN §5), and the
 policy changes that evidence supports."""
 
+import math
+
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
 from memory_review.assessments.models import PolicyVersion, PromotionCandidate, Verdict
 from memory_review.tenancy.models import SealedTenantOwned, Tenant
+
+VOTE_BINS = 10  # equal-width bins over [0, 1] of an item's main vote (still_true, supported)
+
+
+def vote_bin(vote: float | None) -> int | None:
+    """The bin a vote falls in; 1.0 is in the last (as labeling._bin says it in SQL)."""
+    return None if vote is None else min(math.floor(vote * VOTE_BINS), VOTE_BINS - 1)
 
 
 class Label(SealedTenantOwned):
@@ -42,6 +51,10 @@ class Label(SealedTenantOwned):
     adjudicated = models.BooleanField(default=False, help_text="A lead's ruling where labelers disagreed.")
     withdrawn_at = models.DateTimeField(null=True, blank=True, help_text="Undone by its labeler.")
     created_at = models.DateTimeField(auto_now_add=True)
+    # A verdict's label keeps the bin of its still_true vote (votes are sealed, never rewritten):
+    # the labeling stream counts labels per bin from the labels alone, not by reading each one's
+    # vote (7,000 probes of the votes, 28 ms on every next item at 2,000,000 memories).
+    vote_bin = models.PositiveSmallIntegerField(null=True, blank=True)
 
     class Meta:
         constraints = [
@@ -60,6 +73,11 @@ class Label(SealedTenantOwned):
 
     def __str__(self) -> str:
         return f"label {self.pk}: {self.outcome}"
+
+    def save(self, *args, **kwargs):
+        if self.vote_bin is None and self._state.adding and self.verdict_id:
+            self.vote_bin = vote_bin(self.verdict.still_true)
+        super().save(*args, **kwargs)
 
 
 class PolicyProposal(SealedTenantOwned):

@@ -17,7 +17,7 @@ from memory_review.agents import webhooks
 from memory_review.agents.models import WebhookEndpoint
 from memory_review.assessments.models import PromotionCandidate, Verdict
 from memory_review.assessments.promotion import candidate_decide
-from memory_review.calibration import adoption, figures, labeling
+from memory_review.calibration import adoption, labeling
 from memory_review.calibration.labeling import CANDIDATE, VERDICT, ItemRef
 from memory_review.calibration.models import Label
 from memory_review.compliance import dual_control
@@ -143,9 +143,6 @@ def change_what_is_hidden(world, policy, lead):
     """Another judgment of the same items: other votes and decisions, the other labeler's other
     answers, the memory moved on, and a reviewer's decision on the candidate."""
     Verdict.objects.filter(pk=world["verdict"].pk).update(**CHANGED)
-    # Votes are never rewritten in the app (a new judgment is a new verdict, which the labeling
-    # bins' kept counts add as they read): this one was, around it, so they are counted again.
-    figures.refresh("vote_bins", world["verdict"].tenant_id, {})
     memory = Memory.objects.get(pk=world["memory"].pk)
     transition(
         obj=memory, action="restore", actor=Actor.user(lead), seen_version=memory.row_version,
