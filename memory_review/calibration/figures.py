@@ -111,8 +111,14 @@ def mark(tenant_id: int) -> dict:
     def newest(model, column: str, **where):
         # ORDER BY .. DESC LIMIT 1, not MAX(): an index read backwards stops at the first row,
         # where a grouped MAX over the tenant reads all of its two million verdicts (250 ms).
-        rows = model.objects.filter(tenant_id=OuterRef("pk"), **where).order_by(f"-{column}")
-        return Subquery(rows.values(column)[:1])
+        # The tenant as a range, ordered by it too: with `tenant_id = x` PostgreSQL may walk the
+        # primary key backwards instead, filtering, which costs the same in its estimate but on
+        # two tenants of 2,000,000 memories skipped the other tenant's 20,005,990 newer verdicts
+        # (5.3 s on every kept page and the tenant home). Only the (tenant, column) index gives
+        # this order, and it stops at the first row (0.1 ms).
+        tenant = OuterRef("pk")
+        rows = model.objects.filter(tenant_id__gte=tenant, tenant_id__lt=tenant + 1, **where)
+        return Subquery(rows.order_by("-tenant_id", f"-{column}").values(column)[:1])
 
     def counted(model, **where):
         rows = model.objects.filter(tenant_id=OuterRef("pk"), **where).order_by().values("tenant_id")
