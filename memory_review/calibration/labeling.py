@@ -490,7 +490,8 @@ def vote_totals(tenant: Tenant, kind: str) -> dict[int, int]:
 @figures.figure("vote_bins", standing=True, rests_on=("votes",))
 def kept_vote_bins(tenant: Tenant) -> dict:
     """Every verdict's vote per bin, up to the newest verdict when counting began."""
-    upto = Verdict.objects.filter(tenant=tenant).order_by("-pk").values_list("pk", flat=True).first() or 0
+    upto = figures.newest_rows(Verdict, tenant.pk).first()
+    upto = upto["id"] if upto else 0
     counts = _votes_per_bin(tenant, VERDICT, upto=upto)
     return {"upto": upto, "counts": {str(i): n for i, n in counts.items()}}
 
