@@ -507,9 +507,14 @@ def _votes_per_bin(tenant: Tenant, kind: str, *, after: int = 0, upto: int | Non
         if index < BINS - 1:
             in_bin &= Q(**{f"{column}__lt": (index + 1) / BINS})
         ranges[f"bin{index}"] = Count("pk", filter=in_bin)
-    rows = items(tenant, kind).model.objects.filter(tenant=tenant)
+    model = items(tenant, kind).model
+    rows = model.objects.filter(tenant=tenant)
     if after:
-        rows = rows.filter(pk__gt=after)
+        # Bounded above by the tenant's newest too: given only `id > after`, PostgreSQL read the
+        # primary key from there, filtering by tenant, and another tenant's newer votes (two
+        # tenants of 2,000,000 memories: 20,005,990 rows, 2.5 s on every next item). Between the
+        # two bounds are only the votes written since the figure was counted.
+        rows = rows.filter(pk__gt=after, pk__lte=Subquery(figures.newest_rows(model, tenant.pk)))
     if upto is not None:
         rows = rows.filter(pk__lte=upto)
     counts = rows.aggregate(**ranges)
