@@ -28,6 +28,7 @@ def assessments_of(tenant: Tenant):
     """The tenant's assessments with their verdict counts (counted for the rows read only)."""
     return (
         Assessment.objects.for_tenant(tenant)
+        .tenant_range(tenant)  # read newest first: through (tenant, id), not the primary key
         .select_related("event", "policy")
         .annotate(n_verdicts=_verdict_count(), n_applied=_verdict_count(applied=True))
     )

@@ -145,9 +145,7 @@ def trail_page(
     seq, along the (tenant, seq) index), then its rows are read with what they show: the joins
     the rows need never steer the plan that finds them (with the subject filter's probes,
     PostgreSQL misjudged the page's size and scanned every candidate once a row)."""
-    return keyset_page(
-        filtered, ordering, size=TRAIL_PAGE, after=after, before=before, shown=trail(tenant)
-    )
+    return keyset_page(filtered, ordering, size=TRAIL_PAGE, after=after, before=before, shown=trail(tenant))
 
 
 def name_actors(rows: list[Transition], tenant: Tenant) -> None:

@@ -91,6 +91,19 @@ class TenantQuerySet(models.QuerySet):
     def for_tenant(self, tenant: Tenant) -> "TenantQuerySet":
         return self.filter(tenant=tenant)
 
+    def tenant_range(self, tenant) -> "TenantQuerySet":
+        """The tenant's rows, the tenant given as a range too: for a page in id order.
+
+        Given `tenant_id = x` alone and ORDER BY id DESC LIMIT n, PostgreSQL may walk the primary
+        key backwards, filtering, which with few tenants it estimates at the cost of the
+        (tenant, id) index; when another tenant's rows are newer it reads all of them first (two
+        tenants of 2,000,000 memories: 205,791 assessments before the list's first page, 241 ms;
+        20,005,990 verdicts before the newest, 5.3 s). The range lowers its estimate of the rows
+        that filter passes, and the (tenant, ...) index answers (0.2 ms). `tenant`: a Tenant, an
+        id, or an expression (OuterRef("pk"))."""
+        tenant = getattr(tenant, "pk", tenant)
+        return self.filter(tenant_id__gte=tenant, tenant_id__lt=tenant + 1)
+
     def count_up_to(self, most: int) -> tuple[int, bool]:
         """How many rows, counted up to `most`, and whether there are more: a count a page shows
         beside a bounded list, which at one import's event of 200,000 memories would otherwise

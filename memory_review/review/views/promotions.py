@@ -29,9 +29,9 @@ SHOWS = {"open": "Waiting for a reviewer", "decided": "Decided", "all": "All"}
 @refused_when_blind("the promotion list shows each candidate's votes and what the policy decided")
 def promotion_list(request: HttpRequest, membership) -> HttpResponse:
     show = request.GET.get("show") if request.GET.get("show") in SHOWS else "open"
-    candidates = PromotionCandidate.objects.for_tenant(membership.tenant).select_related(
-        "source_event", "assessment"
-    )
+    tenant = membership.tenant
+    candidates = PromotionCandidate.objects.for_tenant(tenant).tenant_range(tenant)  # newest first
+    candidates = candidates.select_related("source_event", "assessment")
     if show == "open":
         candidates = candidates.filter(status__in=OPEN)
     elif show == "decided":
