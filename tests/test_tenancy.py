@@ -55,6 +55,27 @@ def test_tenant_scoped_queries_never_return_another_tenants_rows(acme, globex, b
         .filter(pk__in=model.objects.for_tenant(globex).values("pk"))
         .exists()
     )
+    # The tenant as a range too (for pages read newest first): the same rows, no other tenant's.
+    ranged = model.objects.tenant_range(acme)
+    assert set(ranged.values_list("pk", flat=True)) == set(mine.values_list("pk", flat=True))
+
+
+@pytest.mark.django_db
+def test_a_tenants_newest_row_is_its_own_when_another_tenants_rows_are_newer(
+    acme, globex, both_tenants_have_data
+):
+    from memory_review.calibration.figures import newest_rows
+
+    for model in (Verdict, Transition, Assessment):
+        column = "seq" if model is Transition else "id"
+        newest = newest_rows(model, acme.pk, column).get()[column]
+        ids = model.objects.for_tenant(acme).values_list(column, flat=True)
+        assert newest == max(ids)
+        assert (
+            model.objects.for_tenant(globex)
+            .filter(pk__gt=model.objects.for_tenant(acme).latest("pk").pk)
+            .exists()
+        )
 
 
 def test_every_model_that_carries_a_tenant_is_queried_through_the_scoped_manager():
