@@ -152,49 +152,47 @@ def _latest(tenant):
     )
 
 
-def latest_votes(tenant) -> list[Verdict]:
-    """The latest verdict with votes of each live memory."""
-    return list(Verdict.objects.filter(pk__in=_latest(tenant)).select_related("event").order_by("pk"))
-
-
-def redecided_count(
-    tenant, version: PolicyVersion, *, first: int = 50
-) -> tuple[int, list[tuple[Verdict, str]]]:
-    """How many live memories redecided() finds, and the first `first` of them: their latest
-    votes streamed 5,000 at a time as plain values (a tenant of two million live memories never
-    sits in memory as model instances)."""
+def _redecisions(tenant, version: PolicyVersion):
+    """(verdict id, the disposition `version` gives it) for each live memory whose latest vote
+    it decides otherwise, in id order: the votes streamed 5,000 at a time as plain values (a
+    tenant of two million live memories never sits in memory as model instances). Votes from a
+    review-only source are left out: such a source may only flag, and the new verdict's event
+    (the adoption) would not carry its source."""
     policy = Thresholds.from_data(version.thresholds)
     rows = (
         Verdict.objects.filter(pk__in=_latest(tenant))
         .order_by("pk")
         .values_list("pk", "disposition", "event__source", *Verdict.VOTE_NAMES)
     )
-    count, listed = 0, []
     for pk, stored, source, *votes in rows.iterator(chunk_size=5000):
         if source in policy.review_only_sources:
             continue
         disposition = decide(dict(zip(Verdict.VOTE_NAMES, votes, strict=True)), policy=policy)
         if disposition != stored:
-            count += 1
-            if len(listed) < first:
-                listed.append((pk, disposition))
-    found = Verdict.objects.select_related("event").in_bulk([pk for pk, _ in listed])
-    return count, [(found[pk], disposition) for pk, disposition in listed]
+            yield pk, disposition
+
+
+def _with_verdicts(changes: list[tuple[int, str]]) -> list[tuple[Verdict, str]]:
+    found = Verdict.objects.select_related("event").in_bulk([pk for pk, _ in changes])
+    return [(found[pk], disposition) for pk, disposition in changes]
+
+
+def redecided_count(
+    tenant, version: PolicyVersion, *, first: int = 50
+) -> tuple[int, list[tuple[Verdict, str]]]:
+    """How many live memories redecided() finds, and the first `first` of them (the policies
+    page's: only those are read as verdicts)."""
+    count, listed = 0, []
+    for change in _redecisions(tenant, version):
+        count += 1
+        if len(listed) < first:
+            listed.append(change)
+    return count, _with_verdicts(listed)
 
 
 def redecided(tenant, version: PolicyVersion) -> list[tuple[Verdict, str]]:
-    """The live memories whose latest vote `version` decides otherwise, with its disposition.
-    Votes from a review-only source are left out: such a source may only flag, and the new
-    verdict's event (the adoption) would not carry its source."""
-    policy = Thresholds.from_data(version.thresholds)
-    out = []
-    for verdict in latest_votes(tenant):
-        if verdict.event.source in policy.review_only_sources:
-            continue
-        disposition = decide(verdict.votes, policy=policy)
-        if disposition != verdict.disposition:
-            out.append((verdict, disposition))
-    return out
+    """The live memories whose latest vote `version` decides otherwise, with its disposition."""
+    return _with_verdicts(list(_redecisions(tenant, version)))
 
 
 def redecide(tenant, version: PolicyVersion, *, actor: Actor) -> Assessment:
