@@ -284,5 +284,5 @@ class Late:
 def past_target(tenant: Tenant, *, now=None) -> Late:
     now = now or timezone.now()
     waiting = Memory.objects.for_tenant(tenant).needs_review()
-    late = waiting.filter(flagged_at__lt=now - review_target(tenant.pk))[: LATE_COUNTED_UP_TO + 1].count()
-    return Late(min(late, LATE_COUNTED_UP_TO), late > LATE_COUNTED_UP_TO)
+    late = waiting.filter(flagged_at__lt=now - review_target(tenant.pk))
+    return Late(*late.count_up_to(LATE_COUNTED_UP_TO))
