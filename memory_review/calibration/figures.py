@@ -106,8 +106,9 @@ def newest_rows(model, tenant, column: str = "id", **where) -> QuerySet:
     """The tenant's row with the highest `column`, as a one-row query of that column: ORDER BY ..
     DESC LIMIT 1, not MAX() (an index read backwards stops at its first row, where a grouped MAX
     over the tenant reads all of its two million verdicts, 250 ms), through the tenant's index
-    as TenantQuerySet.tenant_range says why (ordered by the tenant too, so no other index gives
-    the order)."""
+    as TenantQuerySet.tenant_range says why. Ordered by the tenant too: given the range alone
+    in this correlated form, PostgreSQL still walked the primary key (55 s, cold, at two tenants
+    of 2,000,000); ordered by (tenant, column) only the tenant's index gives the order."""
     rows = model.objects.filter(**where).tenant_range(tenant)
     return rows.order_by("-tenant_id", f"-{column}").values(column)[:1]
 
