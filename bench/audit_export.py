@@ -23,12 +23,10 @@ import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 
 import django  # noqa: E402
@@ -69,12 +67,6 @@ def broker() -> str:
         return "filesystem://"
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 def children(pid: int) -> list[int]:
     try:
         return [int(child) for child in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
@@ -89,7 +81,7 @@ def peak_rss_mib(pid: int) -> float:
 
 
 def start(env: dict) -> tuple[subprocess.Popen, subprocess.Popen, int]:
-    port = free_port()
+    port = throwaway.free_port()
     env = {**env, "WEB_BIND": f"127.0.0.1:{port}"}
     quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL, "start_new_session": True}
     web = subprocess.Popen([sys.executable, "-m", "gunicorn", "-c", str(ROOT / "gunicorn.conf.py")],
@@ -99,13 +91,8 @@ def start(env: dict) -> tuple[subprocess.Popen, subprocess.Popen, int]:
          "--without-gossip", "--without-mingle", "--loglevel=WARNING"],
         env=env, cwd=ROOT, **quiet,
     )  # fmt: skip
-    for _ in range(300):
-        try:
-            urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=1).close()
-            return web, worker, port
-        except OSError:
-            time.sleep(0.1)
-    raise SystemExit("gunicorn did not answer /healthz within 30 s")
+    throwaway.wait_until_answers(f"http://127.0.0.1:{port}/healthz", "gunicorn")
+    return web, worker, port
 
 
 def request(port: int, method: str, path: str, cookies: dict, *, headers=None, body=b""):

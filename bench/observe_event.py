@@ -14,7 +14,6 @@ It runs the pipeline in-process (no Celery hop) on a throwaway SQLite database, 
 import argparse
 import json
 import resource
-import socket
 import statistics
 import subprocess
 import sys
@@ -52,25 +51,6 @@ def words_for(n: int) -> list[str]:
     """Four words no other memory uses (the stand-in compares six-letter stems, so the
     memory's number leads)."""
     return [f"m{n:05d}{WORDS[(n + 17 * k) % len(WORDS)]}" for k in range(4)]
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-def wait_until_up(port: int) -> None:
-    # 60 s, as bench/throwaway.py waits for its server: tests/test_bench_scripts.py starts every
-    # script at once, and on a machine busy with other work 30 s ran out.
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            return
-        except OSError:
-            time.sleep(0.1)
-    raise SystemExit("the stand-in did not start within 60 s")
 
 
 def percentile(values: list[float], p: float) -> float:
@@ -143,7 +123,7 @@ def main() -> None:
     policy_ensure_default(tenant=tenant, created_by="bench")
 
     # The stand-in runs in its own process, so its work does not compete with the pipeline's.
-    port = free_port()
+    port = throwaway.free_port()
     standin = subprocess.Popen(
         [
             sys.executable,
@@ -158,7 +138,7 @@ def main() -> None:
     )
     url = f"http://127.0.0.1:{port}"
     try:
-        wait_until_up(port)
+        throwaway.wait_for_port(port, "the stand-in")
 
         def client(concurrency: int) -> Jev:
             return Jev(

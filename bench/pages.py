@@ -26,13 +26,11 @@ import json
 import os
 import random
 import signal
-import socket
 import statistics
 import subprocess
 import sys
 import threading
 import time
-import urllib.request
 from datetime import timedelta
 from types import SimpleNamespace
 
@@ -672,9 +670,7 @@ def concurrent(url: str, cookie: str, *, clients: int, seconds: float) -> dict:
     shipped (gunicorn.conf.py: threaded workers) on this database: requests a second and the
     latency each saw. What one request costs in-process is the table above; this is what the
     server gives when they overlap on this machine's two cores."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = throwaway.free_port()
     env = {**os.environ, "WEB_BIND": f"127.0.0.1:{port}", "DATABASE_URL": database_url()}
     web = subprocess.Popen(
         [sys.executable, "-m", "gunicorn", "-c", str(throwaway.ROOT / "gunicorn.conf.py")],
@@ -682,12 +678,7 @@ def concurrent(url: str, cookie: str, *, clients: int, seconds: float) -> dict:
         start_new_session=True,
     )  # fmt: skip
     try:
-        for _ in range(300):
-            try:
-                urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=1).close()
-                break
-            except OSError:
-                time.sleep(0.1)
+        throwaway.wait_until_answers(f"http://127.0.0.1:{port}/healthz", "gunicorn")
         latencies, stop = [], time.perf_counter() + seconds
 
         def client() -> None:

@@ -50,7 +50,7 @@ from collections import Counter
 from pathlib import Path
 
 
-def free_port() -> int:
+def free_port() -> int:  # throwaway.free_port: it cannot be imported before these settings
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return probe.getsockname()[1]
@@ -233,17 +233,6 @@ def stop(process: subprocess.Popen | None) -> None:
         except subprocess.TimeoutExpired:
             os.killpg(process.pid, signal.SIGKILL)
             process.wait(timeout=10)
-
-
-def wait_for_port(port: int, what: str, seconds: float = 30) -> None:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            return
-        except OSError:
-            time.sleep(0.1)
-    raise SystemExit(f"{what} did not start within {seconds:.0f} s")
 
 
 # -- what each process group spends -------------------------------------------------------------
@@ -714,8 +703,8 @@ def measure(args, tokens: list[dict[str, str]], broker: redis.Redis) -> dict:
              "--workers", str(args.web_workers)],
         )  # fmt: skip
         processes.append(web)
-        wait_for_port(STANDIN_PORT, "the stand-in")
-        wait_for_port(WEB_PORT, "gunicorn")
+        throwaway.wait_for_port(STANDIN_PORT, "the stand-in")
+        throwaway.wait_for_port(WEB_PORT, "gunicorn")
         say(
             f"gunicorn: {args.web_workers} workers ({'gunicorn.conf.py' if conf.exists() else 'no conf'}); "
             f"stand-in at {args.latency_ms:.0f} ms; JEV_MAX_CONCURRENCY {settings.JEV_MAX_CONCURRENCY}, "
