@@ -665,6 +665,31 @@ def measure(client: Client, url: str, repeats: int, *, explain: bool = False) ->
     }
 
 
+def profile(client: Client, url: str, repeats: int, top: int) -> None:
+    """Where a page's time goes in Python: its costliest functions by own time over `repeats`
+    requests (after a warm-up), to choose what to make faster; never part of the figures."""
+    import cProfile
+    import io
+    import pstats
+
+    client.get(url)
+    profiler = cProfile.Profile()
+    profiler.enable()
+    for _ in range(repeats):
+        response = client.get(url)
+        if response.streaming:
+            b"".join(response.streaming_content)
+    profiler.disable()
+    out = io.StringIO()
+    pstats.Stats(profiler, stream=out).sort_stats(os.environ.get("PROFILE_SORT", "tottime")).print_stats(top)
+    say(f"--- {url}, {repeats} requests, by own time:\n" + out.getvalue().split("\n", 6)[-1])
+    with CaptureQueriesContext(connection) as captured:
+        client.get(url)
+    say("its queries, slowest first:")
+    for query in sorted(captured.captured_queries, key=lambda q: -float(q["time"]))[:top]:
+        say(f"  {float(query['time']) * 1000:7.1f} ms  {query['sql'][:300]}")
+
+
 def concurrent(url: str, cookie: str, *, clients: int, seconds: float) -> dict:
     """`clients` people reading `url` at once for `seconds`, over HTTP through gunicorn as
     shipped (gunicorn.conf.py: threaded workers) on this database: requests a second and the
@@ -859,6 +884,12 @@ def main() -> None:
     parser.add_argument(
         "--explain", metavar="FILE", help="write each page's slowest query and its plan to FILE"
     )
+    parser.add_argument(
+        "--profile",
+        type=int,
+        metavar="N",
+        help="profile each chosen page (cProfile) and print its N costliest functions",
+    )
     parser.add_argument("--clients", type=int, default=0, help="then this many at once, through gunicorn")
     parser.add_argument("--seconds", type=float, default=20.0, help="how long the --clients run lasts")
     args = parser.parse_args()
@@ -914,6 +945,8 @@ def main() -> None:
     gc.collect()
     say(f"{'page':<24} {'who':<8} {'median':>9} {'p95':>9} {'queries':>8} {'target':>8}")
     for name, (who, url, group) in chosen.items():
+        if args.profile:
+            profile(clients[who], url, args.repeats, args.profile)
         f = figures[name] = {
             **measure(clients[who], url, args.repeats, explain=bool(args.explain)),
             "who": who,

@@ -20,7 +20,7 @@ from memory_review.agents import receipts as receipt_log
 from memory_review.agents.models import WebhookDelivery
 from memory_review.assessments import selectors as assessments_selectors
 from memory_review.assessments.invalidation import observe_event
-from memory_review.assessments.models import Assessment, NoActivePolicy
+from memory_review.assessments.models import Assessment, NoActivePolicy, Verdict
 from memory_review.assessments.promotion import candidate_propose
 from memory_review.lifecycle import LifecycleError
 from memory_review.memories.models import SourceEvent
@@ -343,11 +343,7 @@ def assessment_detail(request: HttpRequest, tenant, pk: int):
     asked = query(request, schemas.AssessmentQuery)
     assessment = get_object_or_404(Assessment.objects.for_tenant(tenant).select_related("policy"), pk=pk)
     counts = assessments_selectors.verdict_counts(assessment)
-    verdicts = list(
-        assessment.verdicts.filter(pk__gt=asked.after)
-        .select_related("memory")
-        .order_by("pk")[: asked.limit + 1]
-    )
+    verdicts = assessments_selectors.verdict_values(assessment, after=asked.after, limit=asked.limit + 1)
     more, verdicts = len(verdicts) > asked.limit, verdicts[: asked.limit]
     return JsonResponse(
         {
@@ -374,18 +370,18 @@ def assessment_detail(request: HttpRequest, tenant, pk: int):
             },
             "verdicts": [
                 {
-                    "memory_id": v.memory_id,
-                    "subject": v.memory.subject,
-                    "disposition": v.disposition,
-                    "votes": v.votes,
-                    "proposed_status": v.proposed_status,
-                    "applied": v.applied,
-                    "memory_status": v.memory.status,
-                    "shadow_disposition": v.shadow_disposition,
+                    "memory_id": v["memory_id"],
+                    "subject": v["memory__subject"],
+                    "disposition": v["disposition"],
+                    "votes": {name: v[name] for name in Verdict.VOTE_NAMES},
+                    "proposed_status": v["proposed_status"],
+                    "applied": v["applied"],
+                    "memory_status": v["memory__status"],
+                    "shadow_disposition": v["shadow_disposition"],
                 }
                 for v in verdicts
             ],
-            "next_after": verdicts[-1].pk if more else None,
+            "next_after": verdicts[-1]["pk"] if more else None,
         }
     )
 

@@ -52,6 +52,15 @@ def verdicts_of(assessment: Assessment, *, with_unrelated: bool = True):
 VOTED_ORDER = ("-bears", "-id")
 
 
+def verdict_values(assessment: Assessment, *, after: int, limit: int) -> list[dict]:
+    """Its verdicts after id `after`, in id order, as plain values with their memory's subject
+    and status (the API's page): a page of 500 as models built 1,000 instances, half the
+    request's time at 2,000,000 memories."""
+    fields = ("pk", "memory_id", "memory__subject", "memory__status", "disposition", *Verdict.VOTE_NAMES,
+              "proposed_status", "applied", "shadow_disposition")  # fmt: skip
+    return list(assessment.verdicts.filter(pk__gt=after).order_by("pk").values(*fields)[:limit])
+
+
 def settled_by_code(assessment: Assessment):
     """Its verdicts without votes (expired by TTL, no source), in the order judged."""
     return (

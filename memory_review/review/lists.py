@@ -367,10 +367,10 @@ VOTE_FIELDS = (
 EXCERPT_CHARS = 180
 
 
-def excerpt(text: str) -> str:
-    """The first 180 characters and an ellipsis, as Truncator.chars() gives for plain text (which
-    costs a millisecond a page in its character walk)."""
-    return text if len(text) <= EXCERPT_CHARS else text[: EXCERPT_CHARS - 1] + "…"
+def excerpt(text: str, chars: int = EXCERPT_CHARS) -> str:
+    """The first `chars` characters and an ellipsis, as Truncator.chars() gives for plain text
+    (which costs a millisecond a page in its character walk)."""
+    return text if len(text) <= chars else text[: chars - 1] + "…"
 
 
 def decorate(memories: list[Memory], *, viewer, now=None) -> None:

@@ -1,4 +1,5 @@
-"""A row of the queue or of all memories, rendered in Python the way Django's admin renders its
+"""A row of the queue or of all memories, of an assessment's verdicts and of a webhook's delivery
+log, rendered in Python the way Django's admin renders its
 result rows (`items_for_result`). A list page renders fifty rows, and the queue re-renders them
 as reviewers page and act; the template engine spent about 0.15 ms a row on this markup, most of
 the page's time, where format_html spends a tenth of that. The markup lives here once: the list
@@ -6,18 +7,20 @@ templates (through the `memory_row` tag), an action's htmx answer and the polled
 use it. Every value goes through format_html, so everything is escaped."""
 
 from dataclasses import dataclass
+from decimal import ROUND_HALF_UP, Decimal
 
 from django.http import HttpRequest
 from django.middleware.csrf import get_token
 from django.urls import reverse
 from django.utils import timezone
-from django.utils.html import format_html
+from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.timesince import timesince
 
 from memory_review.memories.models import Memory, MemoryStatus
 
-from .words import moved
+from .lists import excerpt
+from .words import moved, status_words
 
 LATE = mark_safe(' <span class="late" title="waiting longer than the review target">late</span>')
 DEAD = (MemoryStatus.CONTRADICTED, MemoryStatus.SUPERSEDED, MemoryStatus.EXPIRED)
@@ -215,3 +218,104 @@ def _actions(m: Memory, ctx: RowContext, url: str) -> SafeString:
             list_name=ctx.list_name,
         )  # fmt: skip
     return mark_safe("")
+
+
+CENT = Decimal("0.01")
+VOTES = ("bears", "still_true", "replaces", "partial", "hypothetical", "directive")
+
+
+def prob(value: float | None) -> str:
+    """A vote or probability as every page shows it: two places, rounded half up exactly as
+    Django's `floatformat:2` rounds (from the float's shortest repr), or a dash when there is none.
+    floatformat costs 70 us a number (localisation, its general case); a page of fifty verdicts
+    shows three hundred."""
+    if value is None:
+        return "–"
+    return str(Decimal(repr(float(value))).quantize(CENT, rounding=ROUND_HALF_UP))
+
+
+def vote_cells(verdict) -> SafeString:
+    """A verdict's six votes, a cell each (assessments.models.Verdict)."""
+    return format_html_join(
+        "", '<td class="num">{}</td>', ((prob(getattr(verdict, vote)),) for vote in VOTES)
+    )
+
+
+def verdict_row(v, memories_url: str) -> SafeString:
+    """A verdict as an assessment's page lists it: its memory, what the policy made of it (and
+    the shadow, where it differs), its votes and the move it caused. `v` comes with its memory
+    and its transitions (assessments.selectors.verdicts_of)."""
+    shadow = (
+        format_html('<br><span class="muted">shadow: {}</span>', v.shadow_disposition)
+        if v.shadow_disposition and v.shadow_disposition != v.disposition
+        else ""
+    )
+    moves = format_html_join(
+        "",
+        '<span class="badge status-{}">{}</span> → <span class="badge status-{}">{}</span>',
+        ((t.from_status, status_words(t.from_status), t.to_status, status_words(t.to_status))
+         for t in v.transitions.all()),
+    ) or mark_safe('<span class="muted">no change</span>')  # fmt: skip
+    return format_html(
+        '<tr id="verdict-{pk}"><td><a href="{memories}{memory}/"><strong>{subject}</strong></a><br>'
+        '<span class="content">{content}</span></td>'
+        '<td><span class="disp disp-{disposition}">{disposition_words}</span>{shadow}</td>{votes}'
+        "<td>{moves}</td></tr>",
+        pk=v.pk, memories=memories_url, memory=v.memory_id, subject=v.memory.subject,
+        content=excerpt(v.memory.content, 120), disposition=v.disposition,
+        disposition_words=v.get_disposition_display(), shadow=shadow, votes=vote_cells(v), moves=moves,
+    )  # fmt: skip
+
+
+DELIVERY_BADGE = {"delivered": "status-active", "failed": "status-contradicted"}
+
+
+def _clock(when, fmt: str = "%H:%M:%S") -> str:
+    """A time as the `date` filter writes it in the site's zone, or nothing."""
+    return "" if when is None else timezone.localtime(when).strftime(fmt)
+
+
+def delivery_row(d, *, endpoint, memories_url: str, csrf_input: SafeString, redeliver_url) -> SafeString:
+    """A delivery in an endpoint's log (agents.webhooks.log: with its change, the change's memory
+    and its tries): the change, the memory, the webhook-id, its state, each try's answer, and
+    Redeliver once it is settled (`redeliver_url(delivery_id)`)."""
+    change = d.change
+    state = format_html(
+        '<span class="badge {}">{}</span>',
+        DELIVERY_BADGE.get(d.state, "status-needs_review"),
+        d.get_state_display(),
+    )
+    if d.state == "pending" and d.attempts:
+        state += format_html('<br><span class="muted">next try {}</span>', _clock(d.next_attempt_at))
+    if d.last_error:
+        state += format_html('<br><span class="muted">{}</span>', d.last_error)
+    tries = format_html_join(
+        "", "<div>{}. {} · {}{}</div>",
+        ((t.number, _clock(t.started_at), _answer(t), "" if t.latency_ms is None else f" · {t.latency_ms} ms")
+         for t in d.tries.all()),
+    ) or mark_safe('<span class="muted">not tried yet</span>')  # fmt: skip
+    redeliver = (
+        format_html(
+            '<form method="post" action="{}" class="inline">{}<button type="submit" class="small">Redeliver'
+            "</button></form>",
+            redeliver_url(d.pk), csrf_input,
+        )
+        if d.state != "pending" and endpoint.state != "removed"
+        else ""
+    )  # fmt: skip
+    return format_html(
+        '<tr><td>#{seq} {kind}<br><span class="muted">{at}</span></td>'
+        '<td><a href="{memories}{memory}/">{subject}</a></td><td><code>{msg_id}</code></td>'
+        "<td>{state}</td><td>{tries}</td><td>{redeliver}</td></tr>",
+        seq=change.seq, kind=change.kind, at=_clock(change.created_at, "%Y-%m-%d %H:%M:%S"),
+        memories=memories_url, memory=change.memory_id, subject=change.memory.subject, msg_id=d.msg_id,
+        state=state, tries=tries, redeliver=redeliver,
+    )  # fmt: skip
+
+
+def _answer(attempt) -> str:
+    if attempt.code:
+        return str(attempt.code)
+    if attempt.latency_ms is None:
+        return "no answer recorded (the worker stopped)"
+    return attempt.error or "no response"

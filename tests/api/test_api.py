@@ -295,6 +295,14 @@ def test_an_assessment_of_many_memories_pages_its_verdicts_and_counts_them_all(c
     rest = client.get(f"{url}?limit=2&after={page['next_after']}", **auth).json()
     assert [v["subject"] for v in page["verdicts"]] == ["one", "two"]
     assert [v["subject"] for v in rest["verdicts"]] == ["three"] and rest["next_after"] is None
+    three = Verdict.objects.get(assessment=first.assessment, memory__subject="three")
+    assert rest["verdicts"][0] == {
+        "memory_id": three.memory_id, "subject": "three", "disposition": "confirmed",
+        "votes": {"bears": 0.9, "still_true": 0.5, "replaces": None, "partial": None, "hypothetical": None,
+                  "directive": None},
+        "proposed_status": three.proposed_status, "applied": False, "memory_status": three.memory.status,
+        "shadow_disposition": None,
+    }  # fmt: skip
     expected = {"verdicts": 3, "applied": 0, "by_disposition": {"confirmed": 2, "uncertain": 1}}
     assert {k: page["counts"][k] for k in expected} == expected == {k: rest["counts"][k] for k in expected}
 

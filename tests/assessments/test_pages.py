@@ -146,3 +146,33 @@ def test_the_list_is_paged(client, acme, lead, policy):
     assert len(first.context["listing"].rows) == 50 and len(older.context["listing"].rows) == 5
     assert "Event 54." in first.content.decode() and "Event 0." in older.content.decode()
     assert f'href="?after={cursor}"' in first.content.decode()
+
+
+@pytest.mark.parametrize(
+    "value", [0.125, 0.005, 0.015, 0.335, 0.995, 0.994999, 1.0, 0.0, 1e-9, 0.30000000000000004]
+)
+def test_votes_are_shown_as_floatformat_shows_them_and_a_missing_one_as_a_dash(value):
+    """The verdict rows are drawn in Python (review/rows.py) for speed; a vote reads the same as
+    the template filter would write it, halves rounded up."""
+    from django.template.defaultfilters import floatformat
+
+    from memory_review.review.rows import prob
+
+    assert prob(value) == floatformat(value, 2)
+    assert prob(None) == "–"
+
+
+def test_a_memory_written_as_markup_is_shown_as_text_in_the_verdict_rows(client, lead, acme, policy, jev):
+    make_memory(
+        acme,
+        subject="<b>delivery</b>",
+        content="<script>alert(1)</script> Deliveries go to the Paris office.",
+    )
+    event = event_record(tenant=acme, source="email", text=LYON)
+    judged = run_invalidation(observe_event(event=event, enqueue=lambda a: None).pk, jev=jev)
+    client.force_login(lead)
+
+    page = client.get(f"/t/acme/assessments/{judged.pk}/").content.decode()
+
+    assert "&lt;b&gt;delivery&lt;/b&gt;" in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+    assert "<script>alert(1)" not in page

@@ -1,5 +1,7 @@
 from django import template
 from django.template.defaultfilters import floatformat
+from django.urls import reverse
+from django.utils.html import format_html
 
 from memory_review.assessments.models import Disposition
 from memory_review.calibration import labeling
@@ -79,6 +81,42 @@ def kappa_words(kappa: float | None) -> str:
 def memory_row(memory, row_context):
     """A list row (memory_review/review/rows.py renders it, for speed)."""
     return rows.memory_row(memory, row_context)
+
+
+@register.filter
+def prob(value) -> str:
+    """A vote or probability in two places, or a dash (rows.prob: floatformat:2's rounding)."""
+    return rows.prob(value)
+
+
+@register.simple_tag
+def vote_cells(verdict):
+    return rows.vote_cells(verdict)
+
+
+@register.simple_tag(takes_context=True)
+def verdict_row(context, verdict):
+    """An assessment's verdict row (rows.verdict_row renders it, for speed); the memories' URL
+    worked out once a page."""
+    kept = context.render_context
+    if "memories_url" not in kept:
+        kept["memories_url"] = reverse("memory-list", args=[context["tenant"].slug])
+    return rows.verdict_row(verdict, kept["memories_url"])
+
+
+@register.simple_tag(takes_context=True)
+def delivery_row(context, delivery, endpoint):
+    """A webhook delivery's row in its endpoint's log (rows.delivery_row renders it, for speed)."""
+    kept, slug = context.render_context, context["tenant"].slug
+    if "csrf_input" not in kept:
+        kept["memories_url"] = reverse("memory-list", args=[slug])
+        kept["csrf_input"] = format_html(
+            '<input type="hidden" name="csrfmiddlewaretoken" value="{}">', context["csrf_token"]
+        )
+    return rows.delivery_row(
+        delivery, endpoint=endpoint, memories_url=kept["memories_url"], csrf_input=kept["csrf_input"],
+        redeliver_url=lambda pk: reverse("webhook-redeliver", args=[slug, endpoint.pk, pk]),
+    )  # fmt: skip
 
 
 @register.simple_tag
