@@ -2,8 +2,10 @@
 say, undo, agreement between labelers and a lead's ruling, and the gold set calibration reads."""
 
 from collections import Counter
+from datetime import timedelta
 
 import pytest
+from django.utils import timezone
 
 from memory_review.assessments.policy import DEFAULTS
 from memory_review.calibration import evidence, labeling
@@ -175,6 +177,13 @@ def test_progress_per_labeler_and_per_bin(acme, policy, labeler, lead):
     assert by_bin[0] == (1, 1, 1) and by_bin[5] == (1, 0, 0) and by_bin[9] == (1, 1, 0)  # 1.0 is in the last
     assert (progress.items, progress.labeled, progress.mine, progress.last_hour) == (3, 2, 1, 1)
     assert {person.username: n for person, n in progress.by_labeler} == {"acme-labeler": 1, "acme-lead": 1}
+
+    # A label of the labeler's from yesterday counts as theirs, not in their last hour.
+    labeling.record(acme, labeler, mid, outcome="confirmed")
+    yesterday = timezone.now() - timedelta(days=1)
+    Label.objects.filter(labeler=labeler, verdict_id=mid.pk).update(created_at=yesterday)
+    later = labeling.progress(acme, labeler, VERDICT)
+    assert (later.mine, later.last_hour) == (2, 1)
 
 
 def test_candidates_are_labeled_with_what_should_have_been_done(acme, policy, labeler):

@@ -113,11 +113,12 @@ def newest_rows(model, tenant, column: str = "id", **where) -> QuerySet:
     return rows.order_by("-tenant_id", f"-{column}").values(column)[:1]
 
 
-def mark(tenant_id: int) -> dict:
-    """One query: what a figure's inputs are now. Verdicts and labels are only ever added (a
-    label is withdrawn, never deleted), so their highest ids and the latest withdrawal move
-    exactly when the data does; a candidate decided moves its updated_at; a policy adopted adds a
-    row. Each part is one probe of an index that leads with the tenant."""
+def mark(tenant_id: int, parts=MARK_PARTS) -> dict:
+    """One query: what a figure's inputs are now (only `parts` of it: a page reading one figure
+    builds and runs the probes that figure rests on, not all eleven). Verdicts and labels are
+    only ever added (a label is withdrawn, never deleted), so their highest ids and the latest
+    withdrawal move exactly when the data does; a candidate decided moves its updated_at; a
+    policy adopted adds a row. Each part is one probe of an index that leads with the tenant."""
 
     def newest(model, column: str, **where):
         return Subquery(newest_rows(model, OuterRef("pk"), column, **where))
@@ -126,26 +127,30 @@ def mark(tenant_id: int) -> dict:
         rows = model.objects.filter(tenant_id=OuterRef("pk"), **where).order_by().values("tenant_id")
         return Subquery(rows.annotate(n=Count("id")).values("n")[:1])
 
-    row = (
-        Tenant.objects.filter(pk=tenant_id)
-        .annotate(
-            votes=newest(Verdict, "id"),
-            labels=newest(Label, "id"),
-            withdrawn=newest(Label, "withdrawn_at", withdrawn_at__isnull=False),
-            candidates=newest(PromotionCandidate, "updated_at", reviewer_decision__isnull=False),
-            policies=newest(PolicyVersion, "id"),
-            moves=newest(Transition, "seq"),
-            retired=counted(PolicyVersion, mode=PolicyVersion.Mode.RETIRED),
-            # Hand assignments made and ended, rules written and removed: few rows, counted.
-            assigned=counted(Assignment),
-            ended=counted(Assignment, ended_at__isnull=False),
-            ruled=counted(AssignmentRule),
-            unruled=counted(AssignmentRule, removed_at__isnull=False),
-        )
-        .values(*MARK_PARTS.keys() - {"assignments"}, *ASSIGNMENT_COUNTS)
-        .get()
-    )
-    row["assignments"] = ":".join(str(row.pop(part) or 0) for part in ASSIGNMENT_COUNTS)
+    probes = {
+        "votes": lambda: {"votes": newest(Verdict, "id")},
+        "labels": lambda: {"labels": newest(Label, "id")},
+        "withdrawn": lambda: {"withdrawn": newest(Label, "withdrawn_at", withdrawn_at__isnull=False)},
+        "candidates": lambda: {
+            "candidates": newest(PromotionCandidate, "updated_at", reviewer_decision__isnull=False)
+        },
+        "policies": lambda: {"policies": newest(PolicyVersion, "id")},
+        "moves": lambda: {"moves": newest(Transition, "seq")},
+        "retired": lambda: {"retired": counted(PolicyVersion, mode=PolicyVersion.Mode.RETIRED)},
+        # Hand assignments made and ended, rules written and removed: few rows, counted.
+        "assignments": lambda: {
+            "assigned": counted(Assignment),
+            "ended": counted(Assignment, ended_at__isnull=False),
+            "ruled": counted(AssignmentRule),
+            "unruled": counted(AssignmentRule, removed_at__isnull=False),
+        },
+    }
+    asked = {}
+    for part in parts:
+        asked.update(probes[part]())
+    row = Tenant.objects.filter(pk=tenant_id).annotate(**asked).values(*asked).get()
+    if "assignments" in parts:
+        row["assignments"] = ":".join(str(row.pop(part) or 0) for part in ASSIGNMENT_COUNTS)
     return {part: value.isoformat() if isinstance(value, datetime) else value for part, value in row.items()}
 
 
@@ -173,7 +178,7 @@ def read(name: str, tenant: Tenant, **params) -> Shown:
     """The figure as a page shows it (module docstring). `params` must be JSON: they travel to
     the job that computes it."""
     where = key(name, tenant.pk, params)
-    now = _parts(name, mark(tenant.pk))
+    now = mark(tenant.pk, RESTS_ON[name])
     kept = cache.get(where)
     small = _small(tenant)
     if kept and kept["mark"] == now:
@@ -198,7 +203,7 @@ def compute(name: str, tenant: Tenant, params: dict, *, now: list | None = None)
     """Compute the figure and keep it under the mark taken before reading its inputs (so data
     arriving meanwhile makes it stale, never lost)."""
     where = key(name, tenant.pk, params)
-    now = _parts(name, mark(tenant.pk)) if now is None else now
+    now = mark(tenant.pk, RESTS_ON[name]) if now is None else now
     started = time.perf_counter()
     _progress.where = where
     try:
