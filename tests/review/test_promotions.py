@@ -193,3 +193,27 @@ def test_a_promotion_assessment_page_shows_its_candidate(client, acme, lead, pol
     assert "The candidate" in page and "Invoices go to Harlow Catering Ltd." in page
     assert f'href="/t/acme/promotions/{proposed.pk}/"' in page
     assert "Candidates 0" not in page and "Candidates" not in page
+
+
+def test_the_list_pages_newest_first_through_the_tenants_own_candidates_only(
+    client, acme, globex, lead, policy
+):
+    from memory_review.assessments.services import policy_ensure_default
+
+    theirs = policy_ensure_default(tenant=globex, created_by="test")
+    ours = []
+    for i in range(55):
+        ours.append(candidate(acme, policy, subject=f"acme-{i:02}"))
+        if i % 10 == 0:
+            candidate(globex, theirs, subject=f"globex-{i:02}")
+    client.force_login(lead)
+
+    first = client.get("/t/acme/promotions/?show=all")
+    second = client.get(f"/t/acme/promotions/?show=all&after={first.context['listing'].next_cursor}")
+    back = client.get(f"/t/acme/promotions/?show=all&before={second.context['listing'].prev_cursor}")
+
+    shown = [c.subject for c in first.context["listing"].rows + second.context["listing"].rows]
+    assert shown == [c.subject for c in reversed(ours)]
+    assert [c.pk for c in back.context["listing"].rows] == [c.pk for c in first.context["listing"].rows]
+    assert "globex" not in first.content.decode() + second.content.decode()
+    assert client.get("/t/acme/promotions/?show=all&after=bm90LWEtY3Vyc29y").status_code == 400

@@ -23,6 +23,11 @@ from .blind import candidate_evidence, refused_when_blind
 OPEN = [CandidateStatus.PROPOSED, CandidateStatus.NEEDS_REVIEW]
 SHOWS = {"open": "Waiting for a reviewer", "decided": "Decided", "all": "All"}
 
+# Newest first, in the (tenant, id) index's order, the tenant given as its range alone: given
+# `tenant_id = x`, PostgreSQL drops a constant column from the order and walked the primary key
+# backwards past another tenant's newer candidates (20,000 of them at two tenants of 200,000).
+NEWEST_FIRST = ("-tenant_id", "-id")
+
 
 @require_GET
 @tenant_view
@@ -30,14 +35,14 @@ SHOWS = {"open": "Waiting for a reviewer", "decided": "Decided", "all": "All"}
 def promotion_list(request: HttpRequest, membership) -> HttpResponse:
     show = request.GET.get("show") if request.GET.get("show") in SHOWS else "open"
     tenant = membership.tenant
-    candidates = PromotionCandidate.objects.for_tenant(tenant).tenant_range(tenant)  # newest first
+    candidates = PromotionCandidate.objects.tenant_range(tenant)
     candidates = candidates.select_related("source_event", "assessment")
     if show == "open":
         candidates = candidates.filter(status__in=OPEN)
     elif show == "decided":
         candidates = candidates.exclude(status__in=OPEN)
     listing = keyset_page(
-        candidates, ("-id",), size=50, after=request.GET.get("after"), before=request.GET.get("before")
+        candidates, NEWEST_FIRST, size=50, after=request.GET.get("after"), before=request.GET.get("before")
     )
     return page(request, membership, "review/promotion_list.html", listing=listing, show=show, shows=SHOWS)
 
