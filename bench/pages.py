@@ -766,6 +766,34 @@ def write_plans(path: str, figures: dict, n: int) -> None:
     say(f"plans: {path}")
 
 
+WASTE_ROWS = 10_000  # a plan node that reads and throws away more rows than this is a walk
+
+
+def walks(client: Client, url: str) -> list[str]:
+    """Every query of the page whose plan throws away more than WASTE_ROWS rows in one node
+    (Rows Removed by Filter, by Join Filter, by Index Recheck): a primary key walked past
+    another tenant's rows, an index that cannot give the order, a filter the index misses.
+    PostgreSQL only; the planner's choice shows at size, never in a test's few rows."""
+    import re
+
+    with CaptureQueriesContext(connection) as captured:
+        client.get(url)
+    found = []
+    for query in captured.captured_queries:
+        sql = query["sql"]
+        if not sql.lstrip().upper().startswith("SELECT") or "set_config" in sql:
+            continue
+        with connection.cursor() as cursor:
+            cursor.execute("EXPLAIN (ANALYZE, FORMAT TEXT) " + sql)
+            plan = [row[0] for row in cursor.fetchall()]
+        for line in plan:
+            removed = re.search(r"Rows Removed by (?:Filter|Join Filter|Index Recheck): (\d+)", line)
+            if removed and int(removed.group(1)) > WASTE_ROWS:
+                found.append(f"{int(removed.group(1)):>12,} rows thrown away: {sql[:160]}")
+                break
+    return found
+
+
 def day_ago(days: int) -> str:
     return (timezone.now() - timedelta(days=days)).date().isoformat()
 
@@ -890,6 +918,10 @@ def main() -> None:
         metavar="N",
         help="profile each chosen page (cProfile) and print its N costliest functions",
     )
+    parser.add_argument(
+        "--walks", action="store_true",
+        help=f"list every query of every chosen page whose plan throws away over {WASTE_ROWS:,} rows",
+    )  # fmt: skip
     parser.add_argument("--clients", type=int, default=0, help="then this many at once, through gunicorn")
     parser.add_argument("--seconds", type=float, default=20.0, help="how long the --clients run lasts")
     args = parser.parse_args()
@@ -947,6 +979,9 @@ def main() -> None:
     for name, (who, url, group) in chosen.items():
         if args.profile:
             profile(clients[who], url, args.repeats, args.profile)
+        if args.walks and connection.vendor == "postgresql":
+            for walk in walks(clients[who], url):
+                say(f"  walk on {name}: {walk}")
         f = figures[name] = {
             **measure(clients[who], url, args.repeats, explain=bool(args.explain)),
             "who": who,

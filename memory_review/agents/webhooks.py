@@ -161,14 +161,20 @@ def endpoints(tenant: Tenant):
 def log(endpoint: WebhookEndpoint, *, before: int | None = None, limit: int = 50):
     """A page of the endpoint's deliveries, newest first, each with its tries; and the cursor of
     the next page (None at the end)."""
-    rows = WebhookDelivery.objects.filter(endpoint=endpoint).select_related("change", "change__memory")
+    # The page's ids first, the endpoint as a range and first in the order (as the index has
+    # it), so only the (endpoint, -id) index gives it: given endpoint_id = x, PostgreSQL drops
+    # the constant from the order and walked the primary key backwards past every newer
+    # delivery of other endpoints (20,000 at two tenants; TenantQuerySet.tenant_range says the
+    # same of tenants). Then their rows with what they show, by id: joined in the first query,
+    # the joins steered the plan to hash all 20,000 (360 ms).
+    rows = WebhookDelivery.objects.filter(endpoint_id__gte=endpoint.pk, endpoint_id__lt=endpoint.pk + 1)
     if before is not None:
         rows = rows.filter(pk__lt=before)
-    page = list(
-        rows.prefetch_related(Prefetch("tries", WebhookAttempt.objects.order_by("number"))).order_by("-pk")[
-            : limit + 1
-        ]
-    )
+    ids = list(rows.order_by("endpoint_id", "-pk").values_list("pk", flat=True)[: limit + 1])
+    tries = Prefetch("tries", WebhookAttempt.objects.order_by("number"))
+    shown = WebhookDelivery.objects.select_related("change", "change__memory").prefetch_related(tries)
+    found = shown.in_bulk(ids)
+    page = [found[pk] for pk in ids]
     return page[:limit], (page[limit - 1].pk if len(page) > limit else None)
 
 

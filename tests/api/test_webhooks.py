@@ -406,6 +406,25 @@ def test_an_admin_registers_an_endpoint_on_the_page_sees_the_secret_once_and_rea
     assert endpoint.secret not in log
 
 
+def test_the_log_pages_newest_first_through_its_own_deliveries_only(client, acme, token, receiver):
+    ours = register(client, token, receiver.url)
+    theirs = register(client, token, receiver.url + "other")
+    for i in range(53):
+        make_memory(acme, subject=f"m{i:02}")
+    webhooks.fan_out(acme.pk, send=False)  # each change to both endpoints, interleaved
+    own = list(WebhookDelivery.objects.filter(endpoint_id=ours["id"]).order_by("-pk"))
+    endpoint = WebhookEndpoint.objects.get(pk=ours["id"])
+
+    first, before = webhooks.log(endpoint, limit=50)
+    rest, end = webhooks.log(endpoint, before=before, limit=50)
+
+    assert [d.pk for d in first + rest] == [d.pk for d in own] and end is None
+    assert {d.endpoint_id for d in first + rest} == {ours["id"]} != {theirs["id"]}
+    client.force_login(make_user("acme-admin", acme, Role.ADMIN))
+    page = client.get(f"/t/acme/webhooks/{ours['id']}/?before={before}").content.decode()
+    assert [f"<code>{d.msg_id}</code>" in page for d in rest + first[-1:]] == [True, True, True, False]
+
+
 def test_the_page_refuses_an_inward_url_naming_why(client, acme, loopback_allowed):
     loopback_allowed.WEBHOOK_ALLOW_NETWORKS = []
     client.force_login(make_user("acme-admin", acme, Role.ADMIN))
