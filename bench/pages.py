@@ -15,6 +15,8 @@ template: the server's time, not the network's) after warm-up requests, then tim
     .venv/bin/python bench/pages.py --postgres postgres://postgres@127.0.0.1:5432 --keep
     .venv/bin/python bench/pages.py --reuse URL-or-path     # a kept database, timed again
     .venv/bin/python bench/pages.py --reuse URL --only memory  # pages whose name has "memory"
+    .venv/bin/python bench/pages.py --reuse URL --walks        # queries whose plan throws rows away
+    .venv/bin/python bench/pages.py --reuse URL --only queue --profile 30  # where the time goes
 
 It prints median, p95 and queries per page, the targets met or not, and closes with one JSON line.
 """
