@@ -71,7 +71,7 @@ bench: install
 	$(BIN)/python bench/pages.py --memories 20000 --repeats 10 $(BENCH_ON)
 	$(BIN)/python bench/review_browser.py --decisions 20 --cold-loads 5 $(BENCH_ON)
 
-oracle-sql: install
+oracle-sql: install var/secret-key
 	$(BIN)/python manage.py render_oracle_sql
 
 clean:
