@@ -1,10 +1,10 @@
 """A row of the queue or of all memories, of an assessment's verdicts and of a webhook's delivery
-log, rendered in Python the way Django's admin renders its
-result rows (`items_for_result`). A list page renders fifty rows, and the queue re-renders them
-as reviewers page and act; the template engine spent about 0.15 ms a row on this markup, most of
-the page's time, where format_html spends a tenth of that. The markup lives here once: the list
-templates (through the `memory_row` tag), an action's htmx answer and the polled changes all
-use it. Every value goes through format_html, so everything is escaped."""
+log, rendered in Python the way Django's admin renders its result rows (`items_for_result`). A
+list page renders fifty rows, and the queue re-renders them as reviewers page and act; the
+template engine spent about 0.15 ms a row on this markup, most of the page's time, where
+format_html spends a tenth of that. The markup lives here once: the list templates (through the
+`memory_row`, `verdict_row` and `delivery_row` tags), an action's htmx answer and the polled
+changes all use it. Every value goes through format_html, so everything is escaped."""
 
 from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
@@ -17,6 +17,7 @@ from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.timesince import timesince
 
+from memory_review.assessments.models import Verdict
 from memory_review.memories.models import Memory, MemoryStatus
 
 from .lists import excerpt
@@ -221,7 +222,6 @@ def _actions(m: Memory, ctx: RowContext, url: str) -> SafeString:
 
 
 CENT = Decimal("0.01")
-VOTES = ("bears", "still_true", "replaces", "partial", "hypothetical", "directive")
 
 
 def prob(value: float | None) -> str:
@@ -237,7 +237,7 @@ def prob(value: float | None) -> str:
 def vote_cells(verdict) -> SafeString:
     """A verdict's six votes, a cell each (assessments.models.Verdict)."""
     return format_html_join(
-        "", '<td class="num">{}</td>', ((prob(getattr(verdict, vote)),) for vote in VOTES)
+        "", '<td class="num">{}</td>', ((prob(getattr(verdict, vote)),) for vote in Verdict.VOTE_NAMES)
     )
 
 
