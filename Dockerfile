@@ -9,5 +9,5 @@ COPY . .
 # for this step only (the running container must be given its own).
 RUN SECRET_KEY=collectstatic-only-not-a-secret python manage.py collectstatic --noinput -v0
 EXPOSE 8000
-# Threaded workers: a long download outlives the worker timeout (gunicorn.conf.py says why).
-CMD ["gunicorn", "-c", "gunicorn.conf.py"]
+# Threaded workers: a long download outlives the worker timeout (memory_review/gunicorn_conf.py says why).
+CMD ["gunicorn", "-c", "memory_review/gunicorn_conf.py"]

@@ -4,7 +4,7 @@ a Celery worker writes (issue 17, item 5).
     .venv/bin/python bench/audit_export.py [--rows 1000000] [--postgres URL]
 
 Writes N hash-chained transitions for one tenant (in bulk, as the chain writes them), then starts
-gunicorn with the shipped gunicorn.conf.py (threaded workers, its default 30 s timeout) and a
+gunicorn with the shipped memory_review/gunicorn_conf.py (threaded workers, its default 30 s timeout) and a
 Celery worker (as docker-compose runs one; on Redis when it answers, else the broker that needs no
 server), and, as an auditor signed in over HTTP:
 
@@ -84,7 +84,8 @@ def start(env: dict) -> tuple[subprocess.Popen, subprocess.Popen, int]:
     port = throwaway.free_port()
     env = {**env, "WEB_BIND": f"127.0.0.1:{port}"}
     quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL, "start_new_session": True}
-    web = subprocess.Popen([sys.executable, "-m", "gunicorn", "-c", str(ROOT / "gunicorn.conf.py")],
+    conf = str(ROOT / "memory_review" / "gunicorn_conf.py")
+    web = subprocess.Popen([sys.executable, "-m", "gunicorn", "-c", conf],
                            env=env, cwd=ROOT, **quiet)  # fmt: skip
     worker = subprocess.Popen(
         [sys.executable, "-m", "celery", "-A", "memory_review", "worker", "--concurrency=1",

@@ -694,13 +694,13 @@ def profile(client: Client, url: str, repeats: int, top: int) -> None:
 
 def concurrent(url: str, cookie: str, *, clients: int, seconds: float) -> dict:
     """`clients` people reading `url` at once for `seconds`, over HTTP through gunicorn as
-    shipped (gunicorn.conf.py: threaded workers) on this database: requests a second and the
+    shipped (memory_review/gunicorn_conf.py: threaded workers) on this database: requests a second and the
     latency each saw. What one request costs in-process is the table above; this is what the
     server gives when they overlap on this machine's two cores."""
     port = throwaway.free_port()
     env = {**os.environ, "WEB_BIND": f"127.0.0.1:{port}", "DATABASE_URL": database_url()}
     web = subprocess.Popen(
-        [sys.executable, "-m", "gunicorn", "-c", str(throwaway.ROOT / "gunicorn.conf.py")],
+        [sys.executable, "-m", "gunicorn", "-c", str(throwaway.ROOT / "memory_review" / "gunicorn_conf.py")],
         env=env, cwd=throwaway.ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         start_new_session=True,
     )  # fmt: skip

@@ -3,7 +3,7 @@ rate, each naming a customer who has 100 memories in scope, and real Celery work
 against the stand-in answering every request in 150 ms.
 
 What runs, each in processes of its own, as production runs them:
-* the web: gunicorn, 4 sync workers (`--web-workers`), with the repository's gunicorn.conf.py
+* the web: gunicorn, 4 sync workers (`--web-workers`), with the repository's memory_review/gunicorn_conf.py
   when there is one (gunicorn reads it from the working directory);
 * the workers: one Celery worker, prefork, with 1, then 2, then 4 pool processes (`--workers`),
   on Redis (a database no other run holds, emptied before and after); no beat (its start-up
@@ -696,7 +696,8 @@ def measure(args, tokens: list[dict[str, str]], broker: redis.Redis) -> dict:
              "--latency-ms", str(args.latency_ms)],
         )  # fmt: skip
         processes.append(standin)
-        conf = ROOT / "gunicorn.conf.py"  # as shipped, when there is one; the address and size are the run's
+        # As shipped, when there is one; the address and size are the run's.
+        conf = ROOT / "memory_review" / "gunicorn_conf.py"
         web = start(
             [sys.executable, "-m", "gunicorn", *(["-c", str(conf)] if conf.exists() else []),
              "memory_review.wsgi:application", "--bind", f"127.0.0.1:{WEB_PORT}",
@@ -706,7 +707,7 @@ def measure(args, tokens: list[dict[str, str]], broker: redis.Redis) -> dict:
         throwaway.wait_for_port(STANDIN_PORT, "the stand-in")
         throwaway.wait_for_port(WEB_PORT, "gunicorn")
         say(
-            f"gunicorn: {args.web_workers} workers ({'gunicorn.conf.py' if conf.exists() else 'no conf'}); "
+            f"gunicorn: {args.web_workers} workers ({'gunicorn_conf.py' if conf.exists() else 'no conf'}); "
             f"stand-in at {args.latency_ms:.0f} ms; JEV_MAX_CONCURRENCY {settings.JEV_MAX_CONCURRENCY}, "
             f"JEV_REQUESTS_PER_MINUTE {settings.JEV_REQUESTS_PER_MINUTE} a process; "
             f"{args.step_seconds:g} s a step\n"

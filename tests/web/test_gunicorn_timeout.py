@@ -1,6 +1,6 @@
 """A long download finishes through gunicorn as shipped (issue 17, item 5): the audit export is
 streamed to a client that reads slowly, for longer than a deliberately short worker timeout,
-through gunicorn.conf.py (threaded workers), and arrives whole. The same download through a
+through memory_review/gunicorn_conf.py (threaded workers), and arrives whole. The same download through a
 sync worker is cut off, which is what the shipped file changed.
 
 PostgreSQL only: gunicorn is another process, and must see the rows this test commits."""
@@ -56,7 +56,7 @@ def gunicorn(request):
         "AUDIT_KEY_ID": settings.AUDIT_KEY_ID,
     }
     command = [
-        sys.executable, "-m", "gunicorn", "-c", str(settings.BASE_DIR / "gunicorn.conf.py"),
+        sys.executable, "-m", "gunicorn", "-c", str(settings.BASE_DIR / "memory_review" / "gunicorn_conf.py"),
         "--timeout", str(TIMEOUT_S), *getattr(request, "param", []),
     ]  # fmt: skip
     server = subprocess.Popen(

@@ -1,5 +1,6 @@
 """gunicorn as shipped: the Dockerfile, docker-compose.yml and docs/deploy.md all start the web
-app with this file (`gunicorn -c gunicorn.conf.py`); every knob has an environment variable.
+app with this file (`gunicorn -c memory_review/gunicorn_conf.py`, from the repository's root);
+every knob has an environment variable. It lives beside wsgi.py, the app it serves.
 
 Threaded workers (`gthread`), so a long download finishes. A sync worker answers one request at
 a time and tells the arbiter it is alive only between requests: a streamed export longer than
