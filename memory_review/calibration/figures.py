@@ -113,6 +113,13 @@ def newest_rows(model, tenant, column: str = "id", **where) -> QuerySet:
     return rows.order_by("-tenant_id", f"-{column}").values(column)[:1]
 
 
+def newest_id(model, tenant_id: int) -> int | None:
+    """The id of the tenant's newest row, read on its own (newest_rows), as a number a query can
+    be planned with; None when the tenant has none."""
+    row = newest_rows(model, tenant_id).first()
+    return row["id"] if row else None
+
+
 def mark(tenant_id: int, parts=MARK_PARTS) -> dict:
     """One query: what a figure's inputs are now (only `parts` of it: a page reading one figure
     builds and runs the probes that figure rests on, not all eleven). Verdicts and labels are

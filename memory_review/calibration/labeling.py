@@ -494,8 +494,7 @@ def vote_totals(tenant: Tenant, kind: str) -> dict[int, int]:
 @figures.figure("vote_bins", standing=True, rests_on=("votes",))
 def kept_vote_bins(tenant: Tenant) -> dict:
     """Every verdict's vote per bin, up to the newest verdict when counting began."""
-    upto = figures.newest_rows(Verdict, tenant.pk).first()
-    upto = upto["id"] if upto else 0
+    upto = figures.newest_id(Verdict, tenant.pk) or 0
     counts = _votes_per_bin(tenant, VERDICT, upto=upto)
     return {"upto": upto, "counts": {str(i): n for i, n in counts.items()}}
 
@@ -520,8 +519,7 @@ def _votes_per_bin(tenant: Tenant, kind: str, *, after: int = 0, upto: int | Non
         # two bounds are only the votes written since the figure was counted. The newest is read
         # first, a number in the query: as a subquery its bound was unknown when planning, and
         # PostgreSQL launched two parallel workers to count an empty range (7 ms of every item).
-        newest = figures.newest_rows(model, tenant.pk).first()
-        rows = rows.filter(pk__gt=after, pk__lte=newest["id"] if newest else after)
+        rows = rows.filter(pk__gt=after, pk__lte=figures.newest_id(model, tenant.pk) or after)
     if upto is not None:
         rows = rows.filter(pk__lte=upto)
     counts = rows.aggregate(**ranges)
