@@ -1,7 +1,6 @@
 from django import template
 from django.template.defaultfilters import floatformat
 from django.urls import reverse
-from django.utils.html import format_html
 
 from memory_review.assessments.models import Disposition
 from memory_review.calibration import labeling
@@ -110,9 +109,7 @@ def delivery_row(context, delivery, endpoint):
     kept, slug = context.render_context, context["tenant"].slug
     if "csrf_input" not in kept:
         kept["memories_url"] = reverse("memory-list", args=[slug])
-        kept["csrf_input"] = format_html(
-            '<input type="hidden" name="csrfmiddlewaretoken" value="{}">', context["csrf_token"]
-        )
+        kept["csrf_input"] = rows.csrf_input(context["csrf_token"])
     return rows.delivery_row(
         delivery, endpoint=endpoint, memories_url=kept["memories_url"], csrf_input=kept["csrf_input"],
         redeliver_url=lambda pk: reverse("webhook-redeliver", args=[slug, endpoint.pk, pk]),
