@@ -819,11 +819,13 @@ class Drill:
         data=None,
         headers=None,
         what: str = "",
+        watched: bool = True,
         **kw,
     ):
-        """One request, fingerprinted around when it should be refused; `what` names it in the
-        findings (its method and path otherwise)."""
-        before = fingerprint() if refused_expected or method != "GET" else None
+        """One request, fingerprinted around when it should be refused, unless a batch's
+        fingerprint around it is `watched` enough; `what` names it in the findings (its method
+        and path otherwise)."""
+        before = fingerprint() if watched and (refused_expected or method != "GET") else None
         response = session.request(method, path, data=data, headers=headers, **kw)
         what = what or f"{who} {method} {path}"
         self.count(what, response)
@@ -909,7 +911,7 @@ class Drill:
                 objects_of,
                 method,
                 path,
-                self.send(session, method, path, who=who, refused_expected=False, data=data),
+                self.send(session, method, path, who=who, refused_expected=False, data=data, watched=False),
             )
         moved = changed(before, fingerprint())
         if not moved:

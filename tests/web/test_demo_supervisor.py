@@ -64,3 +64,34 @@ def test_a_child_that_dies_at_every_start_is_left_stopped_and_the_rest_carry_on(
     assert sup.processes["web"].poll() is None
     assert err.getvalue().count("beat stopped (exit code 3): restarting it") == Supervisor.RESTARTS
     assert "left stopped; the rest of the demo keeps running" in err.getvalue()
+
+
+def test_the_development_server_sends_without_waiting_for_the_clients_ack():
+    """The demo's runserver (and the tests' live server) set TCP_NODELAY on each connection
+    (demo/apps.py): with Nagle's algorithm, a kept-alive browser waited 44 ms on every response."""
+    import socket
+    import threading
+
+    from django.core.servers.basehttp import WSGIRequestHandler, WSGIServer
+
+    seen = {}
+
+    class Recording(WSGIRequestHandler):
+        def handle(self):
+            seen["nodelay"] = self.connection.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY)
+            super().handle()
+
+    def app(environ, start_response):
+        start_response("200 OK", [("Content-Type", "text/plain")])
+        return [b"ok"]
+
+    server = WSGIServer(("127.0.0.1", 0), Recording)
+    server.set_app(app)
+    thread = threading.Thread(target=server.handle_request, daemon=True)
+    thread.start()
+    with socket.create_connection(server.server_address, timeout=5) as client:
+        client.sendall(b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        assert client.recv(100).startswith(b"HTTP/1.1 200")
+    thread.join(5)
+    server.server_close()
+    assert seen["nodelay"] != 0
