@@ -52,7 +52,13 @@ test-postgres: install
 	  || { echo "PostgreSQL is not reachable at $(PG_TEST_URL): start it, or set PG_TEST_URL"; exit 1; }
 	env -u ORACLE_DSN DATABASE_URL=$(PG_TEST_URL) $(BIN)/python -m pytest -q
 
-test: check lint test-sqlite test-postgres
+# The two passes run at once: they share no database, no broker (the worker drills run in the
+# PostgreSQL pass alone, on their own Redis database) and no cache keys (tests/settings.py), and
+# the PostgreSQL pass spends most of its time waiting on the database, browsers and workers.
+# Each pass's output is printed whole when it ends.
+test: check lint
+	@echo "== both suites at once, SQLite and PostgreSQL; each prints its report when it ends =="
+	@$(MAKE) --no-print-directory -j2 --output-sync=target test-sqlite test-postgres
 	@echo "== make test: checks, ruff, SQLite and PostgreSQL suites all passed =="
 
 # The quick benchmarks, at sizes that finish in a few minutes in all; each prints its figures and
