@@ -19,6 +19,7 @@ from memory_review.compliance.erasure import ErasureRefused, erase_subject
 from memory_review.memories.models import Erasure, Memory, SourceEvent
 from memory_review.memories.services import ERASED, event_record
 from memory_review.tenancy.models import Tenant
+from tests.demo_data import seed_demo
 from tests.factories import make_jev
 
 pytestmark = pytest.mark.django_db
@@ -27,7 +28,7 @@ DANA = "cust-4821"
 
 @pytest.fixture
 def demo():
-    call_command("seed_demo", "--no-history", verbosity=0)
+    seed_demo()
     return Tenant.objects.get(slug="acme")
 
 

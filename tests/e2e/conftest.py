@@ -6,6 +6,7 @@ import pytest
 from django.conf import settings
 
 from tests.chromium import CHROMIUM, DRIVER, start
+from tests.demo_data import seed_demo
 
 SCREENSHOTS = settings.VAR_DIR / "screenshots"
 
@@ -27,16 +28,12 @@ def chromium(width: int = 1280, height: int = 1000, *, phone: bool = False):
 def demo(db):
     """The demo's stories; its labeled history (months of calibration data) only where a test
     asks for `demo_with_history`: it doubles the time a seed takes."""
-    from django.core.management import call_command
-
-    call_command("seed_demo", "--no-history", verbosity=0)
+    seed_demo()
 
 
 @pytest.fixture
 def demo_with_history(db):
-    from django.core.management import call_command
-
-    call_command("seed_demo", verbosity=0)
+    seed_demo(history=True)
 
 
 @pytest.fixture

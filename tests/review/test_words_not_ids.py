@@ -8,8 +8,9 @@ from html.parser import HTMLParser
 from urllib.parse import urljoin, urlsplit
 
 import pytest
-from django.core.management import call_command
 from django.test import Client
+
+from tests.demo_data import seed_demo
 
 pytestmark = pytest.mark.django_db
 
@@ -78,7 +79,7 @@ def walk(client: Client, start: str):
 
 @pytest.fixture
 def demo(db):
-    call_command("seed_demo", "--no-history", verbosity=0)
+    seed_demo()
 
 
 @pytest.mark.parametrize("username", ROLES)

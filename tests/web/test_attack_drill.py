@@ -7,8 +7,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from django.core.management import call_command
 from django.db import connection
+
+from tests.demo_data import seed_demo
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 
@@ -25,7 +26,7 @@ def test_the_drill_finds_no_leak_no_5xx_and_no_write_from_a_refused_request(live
     from attack_drill import run_drill
 
     settings.JEV_STANDIN_URL = "http://127.0.0.1:9"  # no Jev: /readyz says so, and nothing needs it
-    call_command("seed_demo", "--no-history", verbosity=0)
+    seed_demo()
 
     # Crafted values at every parameter: tests/web/test_crafted_input.py sends the same through the
     # test client on both databases, in a tenth of the time the live server takes.

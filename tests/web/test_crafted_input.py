@@ -23,6 +23,7 @@ from memory_review.calibration.models import ReplaySet
 from memory_review.memories.models import Memory, SourceEvent
 from memory_review.tenancy.models import Membership
 from memory_review.tenancy.tokens import token_create
+from tests.demo_data import seed_demo
 from tests.factories import flagged, make_memory
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
@@ -318,7 +319,7 @@ def test_crafted_values_at_every_parameter_are_never_a_5xx(client, settings):
     from attack_drill import crafted_requests, post_data, prepare
 
     settings.API_RATE_PER_MINUTE = 0
-    call_command("seed_demo", "--no-history", verbosity=0)
+    seed_demo()
     ground = prepare()
     client.force_login(User.objects.get(username="admin"))
     client.raise_request_exception = False
