@@ -300,6 +300,20 @@ def test_the_api_refuses_deep_bodies_and_event_ids_past_64_bits_by_name(client, 
 # -- every parameter, as the attack drill throws at them --------------------------------------------
 
 
+def test_the_drills_fingerprint_names_a_table_a_request_changed_and_no_other(acme, lead):
+    """The drill's 'no write from a refused request' holds only if its fingerprint sees a write:
+    a changed row names its table; a new session (which any request may write) names none."""
+    from attack_drill import changed, fingerprint
+    from django.contrib.sessions.backends.db import SessionStore
+
+    before = fingerprint()
+    assert changed(before, fingerprint()) == []
+    SessionStore().create()
+    assert changed(before, fingerprint()) == []
+    Membership.objects.filter(tenant=acme, user=lead).update(role="auditor")  # sealed: its ledger moves too
+    assert changed(before, fingerprint()) == ["audit_auditchain", "audit_seal", "tenancy_membership"]
+
+
 def test_the_drill_knows_every_parameter_each_view_reads():
     from attack_drill import parameters
 
