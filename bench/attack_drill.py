@@ -822,8 +822,8 @@ class Drill:
         watched: bool = True,
         **kw,
     ):
-        """One request, fingerprinted around when it should be refused, unless a batch's
-        fingerprint around it is `watched` enough; `what` names it in the findings (its method
+        """One request, fingerprinted around when it should be refused (not when `watched` is
+        False: a batch's fingerprint is around it); `what` names it in the findings (its method
         and path otherwise)."""
         before = fingerprint() if watched and (refused_expected or method != "GET") else None
         response = session.request(method, path, data=data, headers=headers, **kw)

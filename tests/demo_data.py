@@ -14,10 +14,14 @@ SQLite (a tenth of the cost there), it seeds. tests/test_demo_data.py checks the
 fresh seed, row for row.
 """
 
+from functools import cache
+
 from django.apps import apps
 from django.core.management import call_command
 from django.core.management.color import no_style
 from django.db import connection, transaction
+
+from tests.factories import around_the_application
 
 # (history?, the row count of each table the seed found non-empty) -> the tables it wrote, as COPY data
 _COPIES: dict[tuple, list[tuple[str, bytes]]] = {}
@@ -45,6 +49,7 @@ def _seed(history: bool) -> None:
     call_command("seed_demo", *([] if history else ["--no-history"]), verbosity=0)
 
 
+@cache
 def _superuser() -> bool:
     with connection.cursor() as cursor:
         cursor.execute("SELECT rolsuper FROM pg_roles WHERE rolname = current_user")
@@ -77,12 +82,12 @@ def _copy_out(tables: list[str]) -> list[tuple[str, bytes]]:
 def _copy_in(copied: list[tuple[str, bytes]]) -> None:
     quote = connection.ops.quote_name
     by_table = {m._meta.db_table: m for m in apps.get_models(include_auto_created=True)}
-    with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute("SET LOCAL session_replication_role = replica")  # triggers and foreign keys off
-        for table, data in copied:
-            with cursor.cursor.copy(f"COPY {quote(table)} FROM STDIN (FORMAT binary)") as copy:
-                copy.write(data)
-        cursor.execute("SET LOCAL session_replication_role = origin")
+    with transaction.atomic():  # SET LOCAL holds in a transaction only (a transactional test has none)
+        with around_the_application() as cursor:  # triggers and foreign keys off
+            for table, data in copied:
+                with cursor.cursor.copy(f"COPY {quote(table)} FROM STDIN (FORMAT binary)") as copy:
+                    copy.write(data)
         models = [by_table[table] for table, _ in copied if table in by_table]
-        for sql in connection.ops.sequence_reset_sql(no_style(), models):
-            cursor.execute(sql)
+        with connection.cursor() as cursor:
+            for sql in connection.ops.sequence_reset_sql(no_style(), models):
+                cursor.execute(sql)
