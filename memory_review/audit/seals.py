@@ -62,8 +62,12 @@ class Sealed(models.Model):
         using = kwargs.get("using") or router.db_for_write(type(self), instance=self)
         with transaction.atomic(using=using, savepoint=False):
             super().save(*args, **kwargs)
-            if update_fields is None or touches(type(self), update_fields):
+            if update_fields is None:  # every column written from this instance
                 seal_objects(type(self), [self], action, using=using)
+            elif touches(type(self), update_fields):
+                # The columns not written may be newer in the database than in this instance (an
+                # erasure blanked a reason since it was read): seal what the database holds.
+                seal_rows(type(self), [self.pk], action, using=using)
 
     def delete(self, *args, **kwargs):
         using = kwargs.get("using") or router.db_for_write(type(self), instance=self)

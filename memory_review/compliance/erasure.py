@@ -88,10 +88,13 @@ def _erase(tenant: Tenant, erasure: Erasure, user_id: str, now) -> Erasure:
     proof += [f"memory:{m.pk}:{m.content_hash}" for m in memories]
     proof += [f"candidate:{c.pk}:{c.claim_hash}" for c in candidates]
     words = [e.text for e in events] + [m.content for m in memories] + [c.claim for c in candidates]
+    fragments = quotes(words)
+    if holds_quote(erasure.reason, fragments):  # its own reason, too (saved below, sealed as erase)
+        erasure.reason = ERASED
     erasure.labels_cleared = blank_copies(
         tenant,
         erasure,
-        quotes(words),
+        fragments,
         memories=[m.pk for m in memories],
         events=[e.pk for e in events],
         candidates=[c.pk for c in candidates],
