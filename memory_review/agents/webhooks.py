@@ -12,12 +12,15 @@ Delivery is at least once and not in order (a retry overtakes nothing it waits f
 carries the change's feed position (`data.seq`), and the feed (GET changes) is the order and
 the way to catch up."""
 
+import asyncio
 import base64
 import json
 import logging
 import os
 import secrets
+import threading
 import time
+from contextlib import contextmanager
 from datetime import datetime, timedelta
 from functools import partial
 
@@ -356,7 +359,7 @@ def _claim(tenant_id: int, pk: int, now: datetime) -> WebhookDelivery | None:
     )
     if halted is None or any(halted):
         return None
-    lease = timedelta(seconds=settings.WEBHOOK_TIMEOUT_S + 5)
+    lease = timedelta(seconds=settings.WEBHOOK_DEADLINE_S + 5)  # a try never outlasts its deadline
     with transaction.atomic():
         claimed = (
             WebhookDelivery.objects.filter(pk=pk, state=State.PENDING, next_attempt_at__lte=now)
@@ -374,21 +377,36 @@ def _claim(tenant_id: int, pk: int, now: datetime) -> WebhookDelivery | None:
     return delivery
 
 
-_clients: dict[int, httpx.Client] = {}
+class DeadlinePassed(Exception):
+    """The try took longer than WEBHOOK_DEADLINE_S, connecting, sending and reading together."""
 
 
-def _client() -> httpx.Client:
-    """One client a process (its TLS context and kept-alive connections are reused; a forked pool
-    process makes its own). No proxies from the environment: they would undo the address pin."""
-    pid = os.getpid()
-    if pid not in _clients:
-        _clients[pid] = httpx.Client(follow_redirects=False, trust_env=False)
-    return _clients[pid]
+_local = threading.local()
+
+
+def _loop_and_client() -> tuple[asyncio.AbstractEventLoop, httpx.AsyncClient]:
+    """One event loop and client a thread (its TLS context and kept-alive connections are reused;
+    a forked pool process makes its own). No proxies from the environment: they would undo the
+    address pin."""
+    mine = getattr(_local, "mine", None)
+    if mine is None or mine[0] != os.getpid():
+        loop = asyncio.new_event_loop()
+        mine = _local.mine = (os.getpid(), loop, httpx.AsyncClient(follow_redirects=False, trust_env=False))
+    return mine[1], mine[2]
 
 
 def post(target: targets.Target, body: str, sent_headers: dict[str, str]) -> int:
-    """POST to the checked address (the Host header and TLS name stay the URL's); the status code."""
-    client = _client()
+    """POST to the checked address (the Host header and TLS name stay the URL's); the status code.
+
+    The whole try, from connecting to the status line, ends by WEBHOOK_DEADLINE_S (DeadlinePassed),
+    and each step by WEBHOOK_TIMEOUT_S. httpx's timeouts are per step: a receiver trickling a
+    byte every 8 s never hits a 10 s read timeout and held a worker for minutes. Cancelling the
+    coroutine is what cuts a blocked read at the deadline; a thread cannot be interrupted."""
+    loop, client = _loop_and_client()
+    return loop.run_until_complete(_post(client, target, body, sent_headers))
+
+
+async def _post(client: httpx.AsyncClient, target: targets.Target, body: str, sent_headers: dict) -> int:
     request = client.build_request(
         "POST",
         target.pinned_url,
@@ -397,30 +415,103 @@ def post(target: targets.Target, body: str, sent_headers: dict[str, str]) -> int
         timeout=settings.WEBHOOK_TIMEOUT_S,
         extensions={"sni_hostname": target.host},
     )
-    response = client.send(request, stream=True)
-    response.close()  # the body is not read: the status is the answer
+    try:
+        async with asyncio.timeout(settings.WEBHOOK_DEADLINE_S):
+            response = await client.send(request, stream=True)
+            await response.aclose()  # the body is not read: the status is the answer
+    except TimeoutError as exc:
+        deadline = settings.WEBHOOK_DEADLINE_S
+        raise DeadlinePassed(
+            f"no answer within the {deadline:g} s deadline (connect, send and read together)"
+        ) from exc
     return response.status_code
 
 
-def send(tenant_id: int, pk: int) -> str:
-    """Try one delivery if it is due and no other worker holds it; what became of it."""
-    now = timezone.now()
-    delivery = _claim(tenant_id, pk, now)
-    if delivery is None:
-        return "not due"
-    body = payload(delivery)
-    started = time.monotonic()
-    code, error = None, ""
+def _slow_key(endpoint_id: int) -> str:
+    return f"webhooks:slow:{endpoint_id}"
+
+
+@contextmanager
+def _endpoint_turn(endpoint_id: int, pk: int):
+    """Whether this delivery may be tried now: "open" for an endpoint that answers in time;
+    for one whose last try ran out of time, "slot" while this delivery holds the endpoint's one
+    slot, None while another try holds it. So a slow or hostile receiver ties up one worker at a
+    time, not all of them, and the other endpoints' deliveries go on. Kept in the shared cache;
+    the slot lapses with the try's lease if its worker dies."""
+    slot = f"webhooks:slot:{endpoint_id}"
     try:
-        code = post(targets.check(delivery.endpoint.url), body, headers(delivery, body, now))
-        if not 200 <= code < 300:
-            error = f"answered {code}"
-    except targets.TargetRefused as exc:
-        error = f"refused: the URL {exc}"
-    except httpx.HTTPError as exc:
-        error = f"{type(exc).__name__}: {exc}"[:300] or type(exc).__name__
-    latency = round((time.monotonic() - started) * 1000)
-    return _record(delivery, code=code, error=error, latency_ms=latency)
+        if not cache.get(_slow_key(endpoint_id)):
+            yield "open"
+            return
+        took = cache.add(slot, pk, timeout=settings.WEBHOOK_DEADLINE_S + 5)
+    except Exception:  # no cache: try it, as before the limit, rather than hold every delivery
+        logger.warning(
+            "webhooks: the cache did not answer; endpoint %s tried unlimited", endpoint_id, exc_info=True
+        )
+        yield "open"
+        return
+    if not took:
+        yield None
+        return
+    try:
+        yield "slot"
+    finally:
+        cache.delete(slot)
+
+
+def _defer(pk: int, now: datetime) -> None:
+    """Later, not failed: no try is spent, and the sweep queues it again once the slot's try is over."""
+    WebhookDelivery.objects.filter(pk=pk, state=State.PENDING).update(
+        next_attempt_at=now + timedelta(seconds=settings.WEBHOOK_DEADLINE_S), queued_at=None
+    )
+
+
+def send(tenant_id: int, pk: int) -> str:
+    """Try one delivery if it is due, no other worker holds it and its endpoint has room (a slow
+    one is tried once at a time); what became of it."""
+    now = timezone.now()
+    endpoint_id = (
+        WebhookDelivery.objects.filter(pk=pk, tenant_id=tenant_id)
+        .values_list("endpoint_id", flat=True)
+        .first()
+    )
+    if endpoint_id is None:
+        return "not due"
+    with _endpoint_turn(endpoint_id, pk) as turn:
+        if turn is None:
+            _defer(pk, now)
+            return "deferred: its endpoint is slow"
+        delivery = _claim(tenant_id, pk, now)
+        if delivery is None:
+            return "not due"
+        body = payload(delivery)
+        started = time.monotonic()
+        code, error, too_slow = None, "", False
+        try:
+            code = post(targets.check(delivery.endpoint.url), body, headers(delivery, body, now))
+            if not 200 <= code < 300:
+                error = f"answered {code}"
+        except targets.TargetRefused as exc:
+            error = f"refused: the URL {exc}"
+        except (DeadlinePassed, httpx.TimeoutException) as exc:
+            error, too_slow = (str(exc) or type(exc).__name__)[:300], True
+        except httpx.HTTPError as exc:
+            error = f"{type(exc).__name__}: {exc}"[:300] or type(exc).__name__
+        latency = round((time.monotonic() - started) * 1000)
+        _note_speed(endpoint_id, too_slow=too_slow, was_slow=turn == "slot")
+        return _record(delivery, code=code, error=error, latency_ms=latency)
+
+
+def _note_speed(endpoint_id: int, *, too_slow: bool, was_slow: bool) -> None:
+    """An endpoint that ran out of time is tried once at a time from now on (for a day at most),
+    until a try of it ends in time."""
+    try:
+        if too_slow:
+            cache.set(_slow_key(endpoint_id), 1, timeout=24 * 3600)
+        elif was_slow:
+            cache.delete(_slow_key(endpoint_id))
+    except Exception:  # the limit is a courtesy to the other endpoints: the try itself is recorded
+        logger.warning("webhooks: the cache did not answer", exc_info=True)
 
 
 def _record(delivery: WebhookDelivery, *, code: int | None, error: str, latency_ms: int) -> str:

@@ -4,6 +4,7 @@ verifier, retries under one webhook-id, the delivery log and redelivery, disabli
 failures, inward targets refused, and another tenant's endpoints out of reach."""
 
 import json
+import time
 from datetime import timedelta
 
 import pytest
@@ -150,6 +151,52 @@ def test_a_failing_receiver_is_tried_again_under_the_same_webhook_id_and_the_log
     assert [t["code"] for t in entry["tries"]] == [500, 503, 200]
     assert all(t["latency_ms"] is not None and t["finished"] for t in entry["tries"])
     assert log["failures_in_a_row"] == 0
+
+
+def test_a_receiver_trickling_its_answer_is_cut_off_at_the_deadline_and_the_try_says_so(
+    client, acme, token, receiver, settings
+):
+    settings.WEBHOOK_DEADLINE_S, settings.WEBHOOK_TIMEOUT_S = 2.0, 10.0
+    receiver.trickle = 0.5  # a byte every half second: no read ever waits 10 s; the answer takes 20
+    register(client, token, receiver.url)
+    make_memory(acme)
+
+    started = time.monotonic()
+    outcomes = deliver_all(acme)
+    took = time.monotonic() - started
+
+    assert outcomes == ["will retry"]
+    assert took < settings.WEBHOOK_DEADLINE_S + 3  # the deadline, not the receiver's 20 s
+    [attempt] = WebhookAttempt.objects.all()
+    assert attempt.code is None
+    assert attempt.error == "no answer within the 2 s deadline (connect, send and read together)"
+    assert 1500 <= attempt.latency_ms < 5000
+
+
+def test_an_endpoint_that_ran_out_of_time_is_tried_once_at_a_time_and_the_rest_wait_their_turn(
+    client, acme, token, receiver, settings
+):
+    settings.WEBHOOK_DEADLINE_S = 1.0
+    receiver.trickle = 0.5
+    register(client, token, receiver.url)
+    make_memory(acme)
+    assert deliver_all(acme) == ["will retry"]  # ran out of time: the endpoint is slow now
+    make_memory(acme, subject="second")
+    webhooks.fan_out(acme.pk, send=False)
+    [waiting] = WebhookDelivery.objects.filter(attempts=0)
+
+    with webhooks._endpoint_turn(waiting.endpoint_id, 0) as held:  # another worker's try holds the slot
+        assert held == "slot"
+        assert webhooks.send(acme.pk, waiting.pk) == "deferred: its endpoint is slow"
+    waiting.refresh_from_db()
+    assert (waiting.attempts, waiting.state, waiting.queued_at) == (0, "pending", None)  # no try spent
+    assert waiting.next_attempt_at > timezone.now()  # the sweep sends it after the slot's try
+
+    receiver.trickle = 0  # it answers in time again: no longer limited
+    WebhookDelivery.objects.filter(pk=waiting.pk).update(next_attempt_at=timezone.now())  # its turn came
+    assert sorted(deliver_all(acme)) == ["delivered", "delivered"]
+    with webhooks._endpoint_turn(waiting.endpoint_id, 0) as turn:
+        assert turn == "open"
 
 
 def test_past_the_last_retry_a_delivery_is_given_up_and_a_redelivery_sends_it_under_its_id(
