@@ -14,6 +14,7 @@ from pathlib import Path
 import dj_database_url
 from csp.constants import NONE, SELF
 from django.core.exceptions import ImproperlyConfigured
+from kombu import Queue
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(os.environ.get("VAR_DIR", BASE_DIR / "var"))
@@ -322,6 +323,11 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = env_int("CELERY_WORKER_PREFETCH_MULTIPLIER",
 # throughput"); unset, Celery starts one a core.
 CELERY_WORKER_CONCURRENCY = env_int("CELERY_WORKER_CONCURRENCY", 0) or None
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
+# Webhook tries wait on other people's servers: they have a queue of their own, so a slow receiver
+# never delays a judgment. A worker started without -Q takes both queues (one host, the tests);
+# production runs `-Q celery` and `-Q webhooks` workers apart (docs/deploy.md).
+CELERY_TASK_QUEUES = (Queue("celery", routing_key="celery"), Queue("webhooks", routing_key="webhooks"))
+CELERY_TASK_ROUTES = {"memory_review.agents.tasks.deliver": {"queue": "webhooks"}}
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False  # workers log through LOGGING too, with their context
 # A task whose worker died unacknowledged goes back to the queue once it has been out for
 # CELERY_VISIBILITY_TIMEOUT seconds (longer than any assessment runs); workers look for such
@@ -396,7 +402,12 @@ WEBHOOK_RETRY_SECONDS = [
     float(delay)
     for delay in env_list("WEBHOOK_RETRY_SECONDS", "5,30,120,600,1800,3600,7200,14400,28800,28800")
 ]
-WEBHOOK_TIMEOUT_S = env_float("WEBHOOK_TIMEOUT_S", 10.0)
+WEBHOOK_TIMEOUT_S = env_float("WEBHOOK_TIMEOUT_S", 10.0)  # each step of a try: connect, send, a read
+# The whole try, all its steps together: a receiver that trickles its answer is cut off here, so
+# it holds a worker this long at most (agents/webhooks.py post()).
+WEBHOOK_DEADLINE_S = env_float("WEBHOOK_DEADLINE_S", 15.0)
+if not WEBHOOK_DEADLINE_S > 0:
+    raise ImproperlyConfigured(f"WEBHOOK_DEADLINE_S is seconds above 0, not {WEBHOOK_DEADLINE_S}")
 WEBHOOK_SWEEP_SECONDS = env_float("WEBHOOK_SWEEP_SECONDS", 5.0)
 # A first try not started this long after its change is taken as lost (a broker restart, a worker
 # killed holding it) and queued again by the sweep; the lease keeps two workers off one delivery.
