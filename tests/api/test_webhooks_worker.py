@@ -13,10 +13,12 @@ from standardwebhooks import Webhook
 
 from memory_review.agents import webhooks
 from memory_review.agents.models import WebhookAttempt, WebhookDelivery
+from memory_review.assessments.invalidation import observe_event
+from memory_review.assessments.services import policy_ensure_default
 from memory_review.celery import app as celery_app
 from memory_review.lifecycle import Actor
-from memory_review.memories.services import memory_forget
-from tests.assessments.test_worker import BROKER, pytestmark, wait_for  # noqa: F401 (pytestmark)
+from memory_review.memories.services import event_record, memory_forget
+from tests.assessments.test_worker import BROKER, enqueue, pytestmark, wait_for  # noqa: F401 (pytestmark)
 from tests.assessments.test_worker import workers as pool  # noqa: F401 (the worker drill's fixture)
 from tests.factories import make_memory
 from tests.webhook_receiver import Receiver
@@ -78,6 +80,7 @@ def test_a_forget_reaches_the_receiver_within_seconds_by_the_commit_alone(
         {
             **LOOPBACK,
             "WEBHOOK_TIMEOUT_S": "3",
+            "WEBHOOK_DEADLINE_S": "3",
             "WEBHOOK_SWEEP_SECONDS": "1",
             "WEBHOOK_LOST_AFTER_SECONDS": "2",
             "CELERY_VISIBILITY_TIMEOUT": "600",
@@ -115,3 +118,53 @@ def test_a_worker_killed_mid_delivery_loses_nothing_and_the_resend_keeps_the_web
     assert all(len(pks) == 1 for pks in by_id.values())  # a repeat carries its change's id
     assert len(by_id) == len(memories)
     assert WebhookAttempt.objects.filter(latency_ms__isnull=True).count() >= 1  # the killed try
+
+
+@pytest.mark.parametrize(
+    "pool",
+    [{**LOOPBACK, "WEBHOOK_DEADLINE_S": "4", "WEBHOOK_TIMEOUT_S": "10", "CACHE_URL": BROKER}],
+    indirect=True,
+)
+def test_another_tenants_event_is_judged_and_delivered_while_a_trickling_receiver_is_tried(
+    acme,
+    globex,
+    standin,
+    pool,  # noqa: F811 (the fixture imported above)
+    receiver,
+    on_the_workers_broker,  # noqa: F811 (the fixture imported above)
+):
+    """The issue's stall: a receiver trickling its answer held every worker for minutes, and
+    another tenant's event waited behind it. Now webhook tries have their own workers, each cut
+    off at the deadline, and a slow endpoint is tried once at a time."""
+    trickling = Receiver(trickle=1.0)  # a byte a second: its answers would take 40 s each
+    try:
+        webhooks.endpoint_create(acme, url=trickling.url, by="user:1")
+        policy_ensure_default(tenant=globex, created_by="test")
+        paris = make_memory(globex, subject="delivery-address", content="Deliveries go to the Paris office.")
+        webhooks.endpoint_create(globex, url=receiver.url, by="user:1")  # hears what the event changes
+        pool.start("judge", "-Q", "celery")
+        pool.start("hooks-1", "-Q", "webhooks")
+        pool.start("hooks-2", "-Q", "webhooks")
+        time.sleep(1)
+        for n in range(4):  # more tries than there are webhook workers
+            make_memory(acme, subject=f"plan-{n}")
+        wait_for(lambda: len(trickling.received) >= 2, 20, "both webhook workers to be held by the trickle")
+
+        started = time.monotonic()
+        event = event_record(
+            tenant=globex, source="chat", text="From now on deliveries go to the Lyon office."
+        )
+        enqueue(observe_event(event=event, enqueue=lambda assessment: None))
+        wait_for(lambda: len(receiver.received) >= 1, 30, "globex's change to reach its receiver")
+        took = time.monotonic() - started
+        ended = WebhookAttempt.objects.filter(delivery__endpoint__tenant=acme).exclude(latency_ms=None)
+        tries = list(ended.values_list("error", "latency_ms"))  # before the receiver stops
+    finally:
+        trickling.stop()
+
+    judged = json.loads(receiver.received[0].body)
+    assert (judged["type"], judged["data"]["memory_id"]) == ("memory.moved", paris.pk)  # judged, then posted
+    assert took < 20  # one deadline at most behind the trickle, not its 40 s answers
+    assert tries
+    assert all(error.startswith("no answer within the 4 s deadline") for error, _ in tries)
+    assert all(latency_ms < 7000 for _, latency_ms in tries)  # the deadline and 3 s, not 40 s

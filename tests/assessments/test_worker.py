@@ -71,10 +71,10 @@ class Workers:
         }
         self.processes: list[subprocess.Popen] = []
 
-    def start(self, name: str) -> subprocess.Popen:
+    def start(self, name: str, *options: str) -> subprocess.Popen:
         command = [
             sys.executable, "-m", "celery", "-A", "memory_review", "worker", "--pool=solo",
-            f"--hostname={name}@%h", "--without-gossip", "--without-mingle", "--loglevel=WARNING",
+            f"--hostname={name}@%h", "--without-gossip", "--without-mingle", "--loglevel=WARNING", *options,
         ]  # fmt: skip
         process = subprocess.Popen(command, env=self.env, cwd=settings.BASE_DIR, start_new_session=True)
         self.processes.append(process)

@@ -133,7 +133,14 @@ class Command(BaseCommand):
                 f"No TYPESAFE_API_KEY: votes come from the offline stand-in on {settings.JEV_STANDIN_URL}."
             )
         celery = [sys.executable, "-m", "celery", "-A", "memory_review", "worker"]
-        commands.append(("worker", [*celery, "--loglevel=WARNING", "--concurrency=2"]))
+        commands.append(("worker", [*celery, "--loglevel=WARNING", "--concurrency=2", "-Q", "celery"]))
+        # Webhook tries on a worker of their own: a slow receiver never holds up a judgment.
+        commands.append(
+            (
+                "webhooks worker",
+                [*celery, "--loglevel=WARNING", "--concurrency=2", "-Q", "webhooks", "-n", "webhooks@%h"],
+            )
+        )
         # Periodic jobs: the signed audit checkpoints (AUDIT_CHECKPOINT_MINUTES).
         schedule = str(settings.VAR_DIR / "celerybeat-schedule")
         commands.append(("beat", [sys.executable, "-m", "celery", "-A", "memory_review", "beat",
