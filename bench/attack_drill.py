@@ -14,7 +14,9 @@ jsonschema: by-the-schema bodies, arbitrary JSON, bytes that are not JSON); trie
 passwords then the right one, oversized bodies, revoked, missing and other tenants' tokens; and
 throws crafted values (deep nesting, huge integers, extreme dates and UTC offsets, bytes that are
 not UTF-8, NUL characters, very long strings) at every query parameter, form field, upload and
-API body field each view reads, found in the views' source (`parameters()`), one at a time.
+API body field each view reads, found in the views' source (`parameters()`), one at a time; ids
+no database holds at every id of every URL; and a 5,000-digit integer at every place of a line of
+every uploaded file.
 
 It prints requests tried, 5xx seen, rows changed by refused requests and leaks found (each must
 be 0), and the last line is one JSON object with them. A leak is a 2xx for something another
@@ -55,8 +57,8 @@ TENANTS = ("acme", "globex")
 # Bookkeeping a refused request may write without harm: sessions, login attempts, admin log.
 UNWATCHED = ("django_session", "axes_", "django_admin_log")
 UNWATCHED_COLUMNS = {"tenancy_apitoken": {"last_used_at"}}  # touched by any authenticated API call
-SECOND_IDS = {"<int:delivery>": "delivery"}  # a route's other ids, and the object each names
-KIND_BY_ROUTE = (  # which object a route's <int:pk> names, by the route's shape
+SECOND_IDS = {"<id:delivery>": "delivery"}  # a route's other ids, and the object each names
+KIND_BY_ROUTE = (  # which object a route's <id:pk> names, by the route's shape
     ("rules/", "rule"),
     ("promotions/", "candidate"),
     ("requests/", "request"),
@@ -290,16 +292,16 @@ def routes() -> list[str]:
 
 
 def fill(route: str, ground: Ground, slug: str, objects_of: str, *, kinds=KIND_BY_ROUTE) -> str | None:
-    """The route as a path on `slug`, its <int:pk> one of `objects_of`'s objects; None if none."""
+    """The route as a path on `slug`, its <id:pk> one of `objects_of`'s objects; None if none."""
     if "<" not in route:
         return "/" + route
     path = route.replace("<slug:slug>", slug)
-    if "<int:pk>" in path:
+    if "<id:pk>" in path:
         kind = next((k for marker, k in kinds if marker in route), None)
         pk = ground.objects[objects_of].get(kind) if kind else None
         if pk is None:
             return None
-        path = path.replace("<int:pk>", str(pk))
+        path = path.replace("<id:pk>", str(pk))
     for name, kind in SECOND_IDS.items():
         if name in path:
             pk = ground.objects[objects_of].get(kind)
@@ -566,6 +568,7 @@ def parameters() -> dict[str, Reads]:
 
 DEEP = 2000  # brackets: past Python's recursion limit, inside the request line a server takes
 LONG = {"query": 20_000, "form": 100_000}  # past params.QUERY_MAX_CHARS and FORM_MAX_CHARS
+HUGE = b"9" * 5000  # past Python's own limit for reading an integer from text (4,300 digits)
 CURSOR_SHAPES = (("int",), ("time", "int"), ("float", "time", "int"))  # the lists' orders' columns
 FILLERS = {"int": 1, "time": "2026-01-01T00:00:00+00:00", "float": 0.5}
 API_BASE = {  # a valid value for each required field of the API's bodies; the event is the drill's
@@ -643,6 +646,7 @@ def _json_values(size: str) -> list[tuple[str, bytes]]:
     values = [
         ("deep nesting", b"[" * 50_000 + b"]" * 50_000),
         ("2**63", str(2**63).encode()),
+        ("a 5,000-digit integer", HUGE),
         ("the last day, 23 h 59 west of UTC", b'"9999-12-31T23:59:59-23:59"'),
         ("the first day, 23 h 59 east of UTC", b'"0001-01-01T00:00:00+23:59"'),
         ("bytes that are not UTF-8", b'"\xff\xfe"'),
@@ -659,6 +663,16 @@ def _json_values(size: str) -> list[tuple[str, bytes]]:
             ("a 24-hour UTC offset", b'"2026-01-01T00:00:00+24:00"'),
         ]
     return values
+
+
+def _oversized_lines() -> list[tuple[str, bytes]]:
+    """A file's line with a 5,000-digit integer at each place a line of any of our formats
+    (a replay set, import_jsonl's events and memories) holds a value."""
+    case = {"id": "c1", "votes": {"bears": 0.5}, "expected": "confirmed"}
+    lines = [("as the whole line", HUGE + b"\n")]
+    for path in ("id", "votes.bears", "expected", "source_event_id", "scope.user_id"):
+        lines.append((f"as {path}", _with(case, path, HUGE) + b"\n"))
+    return lines
 
 
 def _with(base: dict, path: str, raw: bytes) -> bytes:
@@ -688,15 +702,32 @@ def _multipart(fields: dict, files: dict) -> tuple[bytes, str]:
     return b"".join(parts) + f"--{boundary}--\r\n".encode(), f"multipart/form-data; boundary={boundary}"
 
 
+def _path_ids(size: str) -> list[tuple[str, str]]:
+    """(what, value) for an id in a URL: none of them is an id any database holds."""
+    values = [("2**63", str(2**63)), ("a 5,000-digit integer", "9" * 5000)]
+    if size == "full":
+        values += [("Oracle's NUMBER(19) plus one", str(10**19)), ("zero", "0")]
+    return values
+
+
 def crafted_requests(ground: "Ground", *, size: str, form_base) -> list[Crafted]:
     """Crafted values at every parameter each view reads (`parameters()`), one at a time, the
-    others as a plain request sends them (`form_base(path)`); and at one no view reads."""
+    others as a plain request sends them (`form_base(path)`); at one no view reads; and in every
+    id of every URL, one id at a time, the others real."""
     requests = []
+    kinds = (*KIND_BY_ROUTE, ("policies/", "proposal"))
     for route, reads in parameters().items():
-        path = fill(route, ground, "acme", "acme", kinds=(*KIND_BY_ROUTE, ("policies/", "proposal")))
+        path = fill(route, ground, "acme", "acme", kinds=kinds)
         for method in reads.methods if path else ():
             base = form_base(path) if method == "POST" and not route.startswith("api/") else {}
             requests += _crafted_for(route, path, method, reads, ground=ground, size=size, base=base)
+        for name in re.findall(r"<id:\w+>", route):
+            for what, value in _path_ids(size):
+                crafted = fill(route.replace(name, value), ground, "acme", "acme", kinds=kinds)
+                requests += [
+                    Crafted(f"{method} /{route} {name} {what}", method, crafted, api=route.startswith("api/"))
+                    for method in reads.methods if crafted
+                ]  # fmt: skip
     return requests
 
 
@@ -725,6 +756,9 @@ def _crafted_for(route: str, path: str, method: str, reads: Reads, *, ground, si
             line = b'{"id": "c1", "votes": {"bears": ' + value + b'}, "expected": "confirmed"}\n'
             body, kind = _multipart(base, {name: line})
             add(f"{name}: a replay-set line of {what}", body=body, kind=kind)
+        for where, line in _oversized_lines():
+            body, kind = _multipart(base, {name: line})
+            add(f"{name}: a 5,000-digit integer {where}", body=body, kind=kind)
     event = ground.objects["acme"]["event"]
     required = (
         {k: API_BASE.get(k, event) for k, f in reads.model.model_fields.items() if f.is_required()}
@@ -868,7 +902,7 @@ class Drill:
                         (method, path)
                         for route in tenant_routes
                         if (path := self.fill(route, slug, objects_of))
-                        and (objects_of == slug or "<int:pk>" in route)
+                        and (objects_of == slug or "<id:pk>" in route)
                         for method in ("GET", "POST")
                     ]
                     if foreign:  # every request should be refused: one fingerprint around them all

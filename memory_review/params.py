@@ -3,21 +3,24 @@ PostgreSQL, Oracle). Anything else is a `BadParameter` naming the parameter and 
 which the tenant pages and the API answer with a 400, never a 500 (issue 14, item 8):
 
 * every parameter, read or not (`screen`): UTF-8 text, no NUL character, not huge;
-* integers (`object_id`, `object_ids`, `id_problem`, `IdField`): inside the column's range on
-  every database;
+* integers (`object_id`, `object_ids`, `id_problem`, `IdField`, a URL's `<id:...>`): inside the
+  column's range on every database;
 * times (`moment`, `DateTimeField`, `DateField`): inside the years 1 to 9999 once their UTC offset
   is applied, with a day to spare each side;
-* JSON (`json_loads`, `json_too_deep`): nested at most `JSON_MAX_DEPTH` deep, checked before parsing.
+* JSON (`json_loads`, `json_too_deep`): nested at most `JSON_MAX_DEPTH` deep, checked before parsing,
+  and no integer longer than `JSON_MAX_DIGITS` digits.
 """
 
 import json
 import re
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from urllib.parse import unquote_to_bytes
 
 from django import forms
 from django.conf import settings
 from django.core.exceptions import ValidationError
+from django.db import models
 from django.db.backends.base.operations import BaseDatabaseOperations
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
@@ -29,6 +32,7 @@ QUERY_MAX_CHARS = 10_000
 # signed ticket for REVIEW_BULK_MAX memories is about 10 KB.
 FORM_MAX_CHARS = 64_000
 JSON_MAX_DEPTH = 32  # the deepest of our own formats is 3; Python's parser recurses a frame a level
+JSON_MAX_DIGITS = 40  # an integer's; twice a 64-bit column's longest (a field's own check says which)
 
 # Each integer column type's range, the tightest over the databases: Django's table (PostgreSQL's)
 # inside SQLite's 64 bits and Oracle's NUMBER(11) (user ids, integers) and NUMBER(19) (big ones).
@@ -171,6 +175,40 @@ def object_ids(data, name: str, model, *, most: int) -> list[int]:
     return [_key(part, name, high) for part in raw]
 
 
+class PathId:
+    """The `<id:...>` path converter, registered once (api/apps.py) for every id in a
+    URL. Django's `<int:...>` takes any run of digits, so an id past every database's bigint reached
+    the query as a 500. This one takes any run of digits too, but hands the view an `UnreadableId`
+    for one no id column holds, which `path_ids` (called by tenant_view and api_view, after the
+    log-in and tenant checks) turns into a 400 naming the parameter."""
+
+    regex = "[0-9]+"
+
+    def to_python(self, value: str):
+        return UnreadableId(value) if id_problem(value, ID_MAX) else int(value)
+
+    def to_url(self, value) -> str:
+        return str(value)
+
+
+@dataclass(frozen=True)
+class UnreadableId:
+    """A URL's id that no id column holds (not an int: a view that skipped `path_ids` fails)."""
+
+    raw: str
+
+
+# Every id in a URL is a BigAutoField's (DEFAULT_AUTO_FIELD), on every database.
+ID_MAX = column_range(models.BigAutoField(primary_key=True))[1]
+
+
+def path_ids(kwargs: dict) -> None:
+    """BadParameter for the first of a URL's ids that no id column holds."""
+    for name, value in kwargs.items():
+        if isinstance(value, UnreadableId):
+            raise BadParameter(name, f"{_quoted(value.raw)} {id_problem(value.raw, ID_MAX)}")
+
+
 class IdField(forms.IntegerField):
     """A form's id of one `model`'s `column`: from 1 to what that column holds everywhere."""
 
@@ -242,7 +280,15 @@ _NOT_BRACKETS = bytes(sorted(set(range(256)) - set(b"[]{}")))
 _AS_PARENS = bytes.maketrans(b"[]{}", b"()()")
 
 
-class TooDeep(ValueError):
+class Unreadable(ValueError):
+    """JSON from outside that `json_loads` does not hand to the parser, or stops it reading."""
+
+
+class TooDeep(Unreadable):
+    pass
+
+
+class TooLong(Unreadable):
     pass
 
 
@@ -263,7 +309,17 @@ def json_too_deep(text: str | bytes, limit: int = JSON_MAX_DEPTH) -> bool:
 
 
 def json_loads(text: str | bytes, limit: int = JSON_MAX_DEPTH):
-    """json.loads for text from outside: TooDeep (a ValueError) past `limit` levels."""
+    """json.loads for text from outside: TooDeep past `limit` levels, TooLong for an integer of
+    more than JSON_MAX_DIGITS digits (both Unreadable, a ValueError)."""
     if json_too_deep(text, limit):
         raise TooDeep(f"nested deeper than {limit} levels")
-    return json.loads(text)
+    return json.loads(text, parse_int=_integer)
+
+
+def _integer(digits: str) -> int:
+    # Python stops reading an integer of 4,300 digits with a ValueError of its own; far shorter
+    # ones still reach each field's check, which names the field and its range.
+    length = len(digits.lstrip("-"))
+    if length > JSON_MAX_DIGITS:
+        raise TooLong(f"an integer {length:,} digits long; the most read is {JSON_MAX_DIGITS}")
+    return int(digits)

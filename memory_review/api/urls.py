@@ -9,12 +9,12 @@ urlpatterns = [
     path("t/<slug:slug>/changes", views.changes, name="api-changes"),
     path("t/<slug:slug>/receipts", views.receipts, name="api-receipts"),
     path("t/<slug:slug>/webhooks", views.webhook_list, name="api-webhooks"),
-    path("t/<slug:slug>/webhooks/<int:pk>", views.webhook_detail, name="api-webhook"),
+    path("t/<slug:slug>/webhooks/<id:pk>", views.webhook_detail, name="api-webhook"),
     path(
-        "t/<slug:slug>/webhooks/<int:pk>/deliveries/<int:delivery>/redeliver",
+        "t/<slug:slug>/webhooks/<id:pk>/deliveries/<id:delivery>/redeliver",
         views.webhook_redeliver,
         name="api-webhook-redeliver",
     ),
     path("t/<slug:slug>/candidates", views.candidates, name="api-candidates"),
-    path("t/<slug:slug>/assessments/<int:pk>", views.assessment_detail, name="api-assessment"),
+    path("t/<slug:slug>/assessments/<id:pk>", views.assessment_detail, name="api-assessment"),
 ]

@@ -70,6 +70,7 @@ def api_view(view):
         request.api_token = token
         try:
             params.screen(request)
+            params.path_ids(kwargs)
             return view(request, token.tenant, *args, **kwargs)
         except BadInput as exc:
             return bad_request(exc.fields)

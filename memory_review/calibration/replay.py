@@ -24,7 +24,7 @@ from dataclasses import asdict, dataclass
 
 from memory_review.assessments.models import Disposition, Verdict
 from memory_review.assessments.policy import DEFAULTS, Thresholds, decide
-from memory_review.params import TooDeep, json_loads
+from memory_review.params import Unreadable, json_loads
 
 VOTE_NAMES: tuple[str, ...] = Verdict.VOTE_NAMES
 DISPOSITIONS: tuple[str, ...] = tuple(Disposition.values)
@@ -184,7 +184,7 @@ def load_policy(data: object, *, filename: str = "policy") -> Thresholds:
 def _parse_line(line: str) -> tuple[Case | None, list[str]]:
     try:
         data = json_loads(line)
-    except TooDeep as error:  # a line of 100,000 brackets, say: never handed to the parser
+    except Unreadable as error:  # 100,000 brackets or a 5,000-digit integer: never parsed whole
         return None, [f"invalid JSON ({error})"]
     except json.JSONDecodeError as error:
         return None, [f"invalid JSON ({error.msg} at column {error.colno})"]

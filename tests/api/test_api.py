@@ -232,8 +232,8 @@ def test_the_openapi_schema_describes_the_endpoints_and_their_inputs(client):
         "/api/v1/"
         + str(p.pattern)
         .replace("<slug:slug>", "{slug}")
-        .replace("<int:pk>", "{id}")
-        .replace("<int:delivery>", "{delivery}")
+        .replace("<id:pk>", "{id}")
+        .replace("<id:delivery>", "{delivery}")
         for p in api_urls.urlpatterns
         if p.name != "api-openapi"
     }

@@ -178,12 +178,12 @@ def pages(world, tenant):
                 yield "admin", "/admin/"
             continue
         path = route.replace("<slug:slug>", tenant.slug)
-        if "<int:pk>" in path:
-            segment = path.split("<int:pk>")[0].rstrip("/").rsplit("/", 1)[-1]
+        if "<id:pk>" in path:
+            segment = path.split("<id:pk>")[0].rstrip("/").rsplit("/", 1)[-1]
             assert segment in pk_of, f"teach the walk which object fills {route}"
-            path = path.replace("<int:pk>", str(pk_of[segment].pk))
-        if "<int:delivery>" in path:
-            path = path.replace("<int:delivery>", str(pk_of["deliveries"].pk))
+            path = path.replace("<id:pk>", str(pk_of[segment].pk))
+        if "<id:delivery>" in path:
+            path = path.replace("<id:delivery>", str(pk_of["deliveries"].pk))
         assert "<" not in path, f"teach the walk how to fill {route}"
         yield name, "/" + path
 

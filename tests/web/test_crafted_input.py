@@ -321,12 +321,12 @@ def test_the_drill_knows_every_parameter_each_view_reads():
 
     assert {route: r.unexplained for route, r in reads.items() if r.unexplained} == {}
     assert {"memory", "after", "before", "since"} <= reads["t/<slug:slug>/audit/"].query
-    assert "as_of" in reads["t/<slug:slug>/memories/<int:pk>/"].query
+    assert "as_of" in reads["t/<slug:slug>/memories/<id:pk>/"].query
     assert {"since", "shown"} <= reads["t/<slug:slug>/review/changes/"].query
     assert reads["t/<slug:slug>/calibration/import/"].files == {"file"}
     assert {"confirm_min", "mode", "reason"} <= reads["t/<slug:slug>/calibration/propose/"].form
     assert {"source_event_id", "valid_until", "scope.user_id"} <= reads["api/v1/t/<slug:slug>/memories"].body
-    assert reads["t/<slug:slug>/memories/<int:pk>/act/"].methods == ("POST",)
+    assert reads["t/<slug:slug>/memories/<id:pk>/act/"].methods == ("POST",)
 
 
 def test_crafted_values_at_every_parameter_are_never_a_5xx(client, settings):

@@ -26,6 +26,7 @@ def tenant_view(view):
         membership = get_membership(request.user, slug)
         try:
             params.screen(request)
+            params.path_ids(kwargs)
             return view(request, membership, *args, **kwargs)
         except params.BadParameter as exc:
             return bad_request(request, membership, [str(exc)])

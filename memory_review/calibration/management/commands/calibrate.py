@@ -11,7 +11,7 @@ from memory_review.assessments.policy import DEFAULTS, Thresholds
 from memory_review.calibration.replay import ReplayError, Report, Tally, load_cases, load_policy, replay
 from memory_review.calibration.sweep import sweep as run_sweep
 from memory_review.calibration.sweep import sweep_report
-from memory_review.params import TooDeep, json_loads
+from memory_review.params import Unreadable, json_loads
 
 FALSE_INVALIDATION = "<< FALSE INVALIDATION"
 ZERO = "·"  # a dot rather than 0 lets the filled cells of the matrix stand out
@@ -74,7 +74,7 @@ def _read_text(path: str) -> str:
 def _read_json(path: str) -> object:
     try:
         return json_loads(_read_text(path))
-    except TooDeep as error:
+    except Unreadable as error:
         raise CommandError(f"{path}: invalid JSON ({error})") from error
     except json.JSONDecodeError as error:
         raise CommandError(f"{path}: invalid JSON ({error.msg} at line {error.lineno})") from error

@@ -19,7 +19,7 @@ from memory_review.api.schemas import EventIn, MemoryIn, error_fields
 from memory_review.assessments.invalidation import observe_event
 from memory_review.lifecycle import LifecycleError
 from memory_review.memories.models import SourceEvent
-from memory_review.params import TooDeep, json_loads
+from memory_review.params import Unreadable, json_loads
 from memory_review.tenancy.db_context import tenant_context
 from memory_review.tenancy.models import Tenant
 
@@ -56,7 +56,7 @@ class Command(BaseCommand):
             where = f"{path} line {number}"
             try:
                 data = json_loads(line)
-            except TooDeep as exc:
+            except Unreadable as exc:
                 raise CommandError(f"{where}: not valid JSON ({exc})") from exc
             except json.JSONDecodeError as exc:
                 raise CommandError(f"{where}: not valid JSON ({exc.msg})") from exc
