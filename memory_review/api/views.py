@@ -3,7 +3,7 @@ is written; a missing or wrong token is a 401; another tenant's URL is a 404."""
 
 import hashlib
 import json
-from functools import wraps
+from functools import partial, wraps
 
 from django.conf import settings
 from django.db import transaction
@@ -26,9 +26,9 @@ from memory_review.lifecycle import LifecycleError
 from memory_review.memories.models import SourceEvent
 from memory_review.tenancy.db_context import set_tenant
 from memory_review.tenancy.names import actor_names
-from memory_review.tenancy.tokens import token_authenticate
+from memory_review.tenancy.tokens import token_authenticate, token_is_live
 
-from . import intake, schemas, throttle
+from . import intake, long_polls, schemas, throttle
 from .openapi import schema
 
 
@@ -38,6 +38,12 @@ def bad_request(fields: dict[str, str]) -> JsonResponse:
 
 def not_found() -> JsonResponse:
     return JsonResponse({"error": "not found"}, status=404)
+
+
+def unauthorized() -> JsonResponse:
+    response = JsonResponse({"error": "missing or invalid API token"}, status=401)
+    response["WWW-Authenticate"] = 'Bearer realm="memory-review"'
+    return response
 
 
 def api_view(view):
@@ -53,9 +59,7 @@ def api_view(view):
             else None
         )
         if token is None:
-            response = JsonResponse({"error": "missing or invalid API token"}, status=401)
-            response["WWW-Authenticate"] = 'Bearer realm="memory-review"'
-            return response
+            return unauthorized()
         if token.tenant.slug != slug:
             return not_found()
         wait = throttle.wait_seconds(token.prefix)
@@ -202,8 +206,18 @@ def in_force(request: HttpRequest, tenant):
 def changes(request: HttpRequest, tenant):
     """Every change to what is in force after the agent's cursor, in commit order (agents/feed.py)."""
     asked = query(request, schemas.ChangesQuery)
+    token = request.api_token
     try:
-        found = feed.read(tenant, asked.after, limit=asked.limit, wait=asked.wait)
+        with long_polls.slot(token.prefix, asked.wait):
+            found = feed.read(
+                tenant, asked.after, limit=asked.limit, wait=asked.wait, allowed=partial(token_is_live, token)
+            )
+    except long_polls.TooMany as exc:
+        response = JsonResponse({"error": str(exc), "limit": exc.setting}, status=429)
+        response["Retry-After"] = str(long_polls.RETRY_AFTER_SECONDS)
+        return response
+    except feed.NotAllowed:
+        return unauthorized()  # revoked while it waited: nothing changed since is given
     except feed.CursorAhead as exc:
         raise BadInput({"after": str(exc)}) from exc
     names = actor_names(shapes.actors(found.changes))

@@ -5,6 +5,7 @@ import hmac
 import secrets
 from datetime import timedelta
 
+from django.db.models import Q
 from django.utils import timezone
 
 from .models import ApiToken, Tenant
@@ -38,6 +39,17 @@ def token_revoke(*, token: ApiToken, by: str) -> ApiToken:
         )
         token.refresh_from_db()
     return token
+
+
+def token_is_live(token: ApiToken) -> bool:
+    """Not revoked, not expired, its tenant active: asked again while a long poll waits, so a
+    token revoked meanwhile gets nothing more."""
+    now = timezone.now()
+    return (
+        ApiToken.objects.filter(pk=token.pk, revoked_at__isnull=True, tenant__is_active=True)
+        .filter(Q(expires_at__isnull=True) | Q(expires_at__gt=now))
+        .exists()
+    )
 
 
 def token_authenticate(token: str) -> ApiToken | None:
