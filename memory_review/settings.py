@@ -379,6 +379,12 @@ API_MAX_TEXT_CHARS = env_int("API_MAX_TEXT_CHARS", 20_000)
 METRICS_TOKEN = env_secret("METRICS_TOKEN")
 JEV_READY_CACHE_S = env_float("JEV_READY_CACHE_S", 10.0)  # /readyz asks Jev at most this often
 API_RATE_PER_MINUTE = env_int("API_RATE_PER_MINUTE", 300)  # per token; 0 turns the limit off
+# Long polls (GET changes with `wait`) each hold a web thread: at most this many open per token
+# (all processes together), and per process, by default half its threads (api/long_polls.py).
+API_LONG_POLLS_PER_TOKEN = env_int("API_LONG_POLLS_PER_TOKEN", 2)
+API_LONG_POLLS_PER_PROCESS = env_int("API_LONG_POLLS_PER_PROCESS", max(1, env_int("WEB_THREADS", 8) // 2))
+if API_LONG_POLLS_PER_TOKEN < 1 or API_LONG_POLLS_PER_PROCESS < 1:
+    raise ImproperlyConfigured("API_LONG_POLLS_PER_TOKEN and API_LONG_POLLS_PER_PROCESS are 1 or more")
 
 # The audit trail (docs/audit.md). Keys never live in the database: AUDIT_KEY (hex) with
 # AUDIT_KEY_ID, or AUDIT_KEY_FILE (JSON, rotatable); the demo creates var/audit-key.json.
