@@ -11,7 +11,7 @@ class AgentsConfig(AppConfig):
     def ready(self):
         from memory_review.memories.changes import change_recorded
 
-        from . import tasks  # noqa: F401 (web processes queue them by name: registered here too)
+        from . import targets, tasks  # noqa: F401 (tasks: web processes queue them by name; targets: its check)
         from .webhooks import on_change
 
         change_recorded.connect(on_change, dispatch_uid="agents.webhooks.on_change")

@@ -22,6 +22,7 @@ import httpx
 from standardwebhooks import Webhook, WebhookVerificationError
 
 LIVE = {"active", "needs_review", "frozen"}
+WEBHOOK_PORT = 8766  # where the agent hears webhooks on loopback; run_demo allows this port only
 ANSWERS = [
     "Where is my order?",
     "Can I still get a refund?",

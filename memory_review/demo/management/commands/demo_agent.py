@@ -8,7 +8,7 @@ import httpx
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from memory_review.demo.agent import DemoAgent, Refused
+from memory_review.demo.agent import WEBHOOK_PORT, DemoAgent, Refused
 
 
 class Command(BaseCommand):
@@ -23,7 +23,10 @@ class Command(BaseCommand):
         parser.add_argument("--tenant", default="acme")
         parser.add_argument("--token-file", type=Path, default=settings.VAR_DIR / "api-token")
         parser.add_argument(
-            "--webhook-port", type=int, default=8766, help="Receive webhooks on this loopback port; -1: none."
+            "--webhook-port",
+            type=int,
+            default=WEBHOOK_PORT,
+            help="Receive webhooks on this loopback port; -1: none.",
         )
         parser.add_argument("--answer-every", type=float, default=20.0, help="Seconds between answers.")
 

@@ -16,6 +16,7 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand
 
 from memory_review.assessments.jev import uses_standin
+from memory_review.demo.agent import WEBHOOK_PORT
 
 
 def reachable(url: str) -> bool:
@@ -151,8 +152,9 @@ class Command(BaseCommand):
         self.collect_static()
         commands.append(("web", [*manage, "runserver", f"127.0.0.1:{port}", "--noreload"]))
         # The demo's agent (demo/agent.py) follows acme's change feed and hears its webhooks on
-        # loopback, which production refuses as a webhook target: the demo lets that one in.
-        env.setdefault("WEBHOOK_ALLOW_NETWORKS", "127.0.0.1/32")
+        # loopback, which production refuses as a webhook target: the demo lets that one port in
+        # (not all of loopback: a webhook aimed at Redis on 6379 was delivered).
+        env.setdefault("WEBHOOK_ALLOW_NETWORKS", f"127.0.0.1:{WEBHOOK_PORT}")
         if (settings.VAR_DIR / "api-token").is_file():
             commands.append(("agent", [*manage, "demo_agent", "--base-url", f"http://127.0.0.1:{port}"]))
         Supervisor(commands, env, self.stdout, self.stderr, self.style).run(port)
