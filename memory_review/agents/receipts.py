@@ -58,26 +58,52 @@ def version_problems(tenant: Tenant, batch: list[Used]) -> dict[tuple[int, int],
     return problems
 
 
+@dataclass(frozen=True)
+class Recorded:
+    written: int
+    already: int  # a response's use of a memory (at that version) reported before: not written again
+
+
 @transaction.atomic
-def record(tenant: Tenant, batch: list[Used]) -> int:
+def record(tenant: Tenant, batch: list[Used]) -> Recorded:
     """Store a batch of receipts in one insert (and its seals); all of it or, on any problem,
-    nothing. Returns how many rows were written."""
-    rows = [
-        Receipt(
-            tenant=tenant,
-            memory_id=pk,
-            version=version,
-            response_id=used.response_id,
-            user_id=used.user_id,
-            agent_id=used.agent_id,
-            thread_id=used.thread_id,
-            used_at=used.used_at,
-        )
-        for used in batch
-        for pk, version in used.memories
-    ]
+    nothing. A response's use of a memory at a version is one receipt however often it is sent:
+    an agent retrying a batch whose answer it never saw writes nothing twice."""
+    wanted = {pk for used in batch for pk, _ in used.memories}
+    # Two sends of one batch at once: the second waits here for the first, then finds its rows.
+    list(
+        Memory.objects.for_tenant(tenant)
+        .select_for_update()
+        .filter(pk__in=wanted)
+        .order_by("pk")
+        .values("pk")
+    )
+    seen = set(
+        Receipt.objects.for_tenant(tenant)
+        .filter(memory_id__in=wanted, response_id__in={used.response_id for used in batch})
+        .values_list("response_id", "memory_id", "version")
+    )
+    rows, sent = [], 0
+    for used in batch:
+        for pk, version in used.memories:
+            sent += 1
+            if (used.response_id, pk, version) in seen:
+                continue
+            seen.add((used.response_id, pk, version))
+            rows.append(
+                Receipt(
+                    tenant=tenant,
+                    memory_id=pk,
+                    version=version,
+                    response_id=used.response_id,
+                    user_id=used.user_id,
+                    agent_id=used.agent_id,
+                    thread_id=used.thread_id,
+                    used_at=used.used_at,
+                )
+            )
     Receipt.objects.bulk_create(rows)
-    return len(rows)
+    return Recorded(written=len(rows), already=sent - len(rows))
 
 
 # -- what a lead reads --------------------------------------------------------------------------

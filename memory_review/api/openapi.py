@@ -101,7 +101,9 @@ def schema() -> dict:
             ),
             "/api/v1/t/{slug}/receipts": _post(
                 "Report which memories (id and content version) responses used; one insert a batch. "
-                "A memory this tenant does not hold is a 404 and nothing is written.",
+                "A memory this tenant does not hold is a 404 and nothing is written. A response's "
+                "use of a memory at a version is written once: sent again (a retry), it is counted "
+                "in `already_recorded`, not `recorded`.",
                 "ReceiptsIn",
                 "201",
             ),

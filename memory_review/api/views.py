@@ -256,8 +256,9 @@ def _checked_receipts(tenant, responses: list[schemas.ResponseIn], field: str) -
 def receipts(request: HttpRequest, tenant):
     """Which memories (id and content version) the agent's responses used: one insert a batch."""
     body = parse(request, schemas.ReceiptsIn)
-    written = receipt_log.record(tenant, _checked_receipts(tenant, body.responses, "responses"))
-    return JsonResponse({"recorded": written}, status=201)
+    recorded = receipt_log.record(tenant, _checked_receipts(tenant, body.responses, "responses"))
+    # A retry of a batch whose answer was lost writes nothing twice, and says so.
+    return JsonResponse({"recorded": recorded.written, "already_recorded": recorded.already}, status=201)
 
 
 def _by(request: HttpRequest) -> str:

@@ -54,7 +54,7 @@ def test_a_batch_is_recorded_one_row_a_memory_and_sealed(client, acme, token):
         token,
     )
 
-    assert answer.status_code == 201 and answer.json() == {"recorded": 3}
+    assert answer.status_code == 201 and answer.json() == {"recorded": 3, "already_recorded": 0}
     rows = list(
         Receipt.objects.order_by("pk").values_list("memory_id", "response_id", "user_id", "thread_id")
     )
