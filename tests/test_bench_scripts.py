@@ -29,6 +29,7 @@ TINY = {
     "review_browser.py": ["--decisions", "2", "--cold-loads", "1"],
     "agent_loop.py": ["--memories", "400", "--repeats", "5", "--posts", "2", "--decisions", "2"],
     "webhooks.py": ["--changes", "60", "--decisions", "3", "--kill-at", "10"],
+    "isolation.py": ["--rounds", "1", "--pollers", "6", "--seconds", "2"],
     "throughput.py": "--customers 20 --workers 1 --rates 2 --step-seconds 3 --chain-hold 2".split(),
 }
 NOT_FIGURES = {"throwaway.py", "settings.py", "fill.py", "attack_drill.py"}
