@@ -70,7 +70,8 @@ def test_the_run_says_which_check_it_is_on_and_how_many_rows_of_how_many(acme, h
     assert stages == [
         "the checkpoint file", "the transitions' chain", "the seals' ledger",
         "the heads and the checkpoints", "every sealed row against its seal",
-        "every status against its last transition", "the two-person rule",
+        "who may act: users and sign-ins against their seals", "every status against its last transition",
+        "the two-person rule",
     ]  # fmt: skip
     counts = [checked for _, checked in reports]
     assert counts == sorted(counts)  # rows read only grow

@@ -19,7 +19,7 @@ from memory_review.tenancy.db_context import tenant_context
 from memory_review.tenancy.models import Tenant
 from memory_review.textlimits import fit
 
-from . import checkpoints, checks
+from . import checkpoints, checks, identities
 from .checks import UNWATCHED, Break, Progress
 from .keys import Keyring, keyring
 from .models import AuditChain, AuditVerification, RunState, VerificationRun
@@ -76,6 +76,9 @@ def verify(
     progress.at("every sealed row against its seal")
     if problem := checks.sealed_rows(tenant, ring, progress=progress):
         return problem, found
+    progress.at("who may act: users and sign-ins against their seals")
+    if problem := identities.problem(tenant, ring, progress=progress):
+        return Break(tenant.slug, 0, None, problem, "rows"), found
     progress.at("every status against its last transition")
     if problem := checks.statuses(tenant):
         return problem, found
