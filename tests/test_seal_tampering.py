@@ -16,7 +16,7 @@ from memory_review.calibration import adoption, labeling
 from memory_review.calibration.models import ReplaySet
 from memory_review.compliance.dual_control import request_forget
 from memory_review.compliance.erasure import erase_subject
-from memory_review.memories.models import MemoryLink
+from memory_review.memories.models import MemoryChange, MemoryLink
 from memory_review.memories.services import link_create
 from memory_review.tenancy.models import Membership, Role
 from memory_review.tenancy.tokens import token_create
@@ -53,6 +53,10 @@ CASES = {
     "verification": Case(edit=("intact", False)),
     "receipt": Case(edit=("response_id", "never-happened")),
     "webhook_endpoint": Case(edit=("url", "https://collector.example/all-of-it"), copy={"secret": "whsec_x"}),
+    "change": Case(edit=("kind", "forgotten"), copy={"seq": 10**6}),
+    "delivery": Case(
+        edit=("msg_id", "msg_elsewhere"), copy={"msg_id": "msg_forged"}
+    ),  # another change: `world`
 }
 
 
@@ -84,12 +88,21 @@ def world(acme, lead, policy, settings):
         acme, [receipts.Used("resp-1", timezone.now(), ((first.pk, first.version),), user_id="u-1")]
     )
     settings.WEBHOOK_ALLOW_NETWORKS = ["127.0.0.0/8"]
-    webhooks.endpoint_create(acme, url="http://127.0.0.1:9/hooks", kinds=["forgotten"], by=f"user:{admin.pk}")
+    webhooks.endpoint_create(
+        acme, url="http://127.0.0.1:9/hooks", kinds=["forgotten", "erased"], by=f"user:{admin.pk}"
+    )
     request_forget(memory=first, reason="asked to", seen_version=first.row_version, by=lead)
     erase_subject(tenant=acme, user_id="u-dana", reason="GDPR request", requested_by=f"user:{admin.pk}")
+    assert webhooks.fan_out(acme.pk, send=False)  # the erasure's change, to be delivered
     verification.verify_and_record(acme, by="system:test")
     assert verification.problem_in(acme) is None
-    return {"spare_user": make_user("spare"), "spare_event": make_memory(acme).source_event, "admin": admin}
+    spare = make_memory(acme)
+    return {
+        "spare_user": make_user("spare"),
+        "spare_event": spare.source_event,
+        "spare_change": MemoryChange.objects.get(memory=spare),
+        "admin": admin,
+    }
 
 
 def labeling_thresholds(policy):
@@ -143,6 +156,8 @@ def test_a_row_inserted_around_the_application_is_named(acme, world, kind):
         copy["user_id"] = world["spare_user"].pk
     if kind == "verdict":
         copy["event_id"] = world["spare_event"].pk
+    if kind == "delivery":
+        copy["change_id"] = world["spare_change"].pk
     with around_the_application():
         # The plain manager's bulk insert: no save(), so no seal, as with SQL typed at a prompt.
         (inserted,) = model._base_manager.bulk_create([model(**copy)])
@@ -228,5 +243,35 @@ def test_a_proposals_proposer_changed_is_named(acme, world):
         model._base_manager.filter(pk=proposal.pk).update(proposed_by=world["admin"])
 
     assert f"policy proposal {proposal.pk} was changed around the application" in str(
+        verification.problem_in(acme)
+    )
+
+
+# -- how an agent learns to forget (issue 27, item 3) -------------------------------------------
+
+
+def test_the_erased_change_deleted_from_the_feed_is_named(acme, world):
+    erased = MemoryChange.objects.filter(tenant=acme, kind="erased").first()
+    with around_the_application() as cursor:
+        cursor.execute("DELETE FROM agents_webhookdelivery WHERE change_id = %s", [erased.pk])
+        cursor.execute("DELETE FROM memories_memorychange WHERE id = %s", [erased.pk])
+
+    assert "was deleted around the application" in str(verification.problem_in(acme))
+
+
+def test_a_change_moved_to_another_position_is_named(acme, world):
+    last = MemoryChange.objects.filter(tenant=acme).order_by("-seq").first()
+    with around_the_application():
+        MemoryChange._base_manager.filter(pk=last.pk).update(seq=last.seq + 5)
+
+    assert f"memory change {last.pk} was changed around the application" in str(verification.problem_in(acme))
+
+
+def test_an_endpoint_cursor_moved_past_its_deliveries_is_named(acme, world):
+    endpoint = webhooks.WebhookEndpoint.objects.get(tenant=acme)
+    with around_the_application():
+        webhooks.WebhookEndpoint._base_manager.filter(pk=endpoint.pk).update(cursor=10**6)
+
+    assert f"webhook endpoint {endpoint.pk} was changed around the application" in str(
         verification.problem_in(acme)
     )

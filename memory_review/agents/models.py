@@ -44,9 +44,10 @@ class WebhookEndpoint(SealedTenantOwned):
     kept, with who did it and when."""
 
     seal_kind = "webhook_endpoint"
+    # The cursor too: moved past changes around the application, it would skip their deliveries.
     seal_fields = (
-        "url", "kinds", "description", "secret", "created_by", "created_at", "disabled_at", "disabled_by",
-        "removed_at", "removed_by",
+        "url", "kinds", "description", "secret", "created_by", "created_at", "cursor", "disabled_at",
+        "disabled_by", "removed_at", "removed_by",
     )  # fmt: skip
 
     url = models.CharField(max_length=500)
@@ -81,9 +82,14 @@ class WebhookEndpoint(SealedTenantOwned):
         return "disabled" if self.disabled_at else "enabled"
 
 
-class WebhookDelivery(TenantOwned):
+class WebhookDelivery(SealedTenantOwned):
     """One change for one endpoint: its message id (the `webhook-id` every attempt carries, so a
-    receiver can drop a repeat), where it stands, and when it is tried next."""
+    receiver can drop a repeat), where it stands, and when it is tried next. Which change goes to
+    which endpoint under which id is sealed (a delivery deleted or forged around the application
+    is named); where it stands is bookkeeping, written on every try, and is not."""
+
+    seal_kind = "delivery"
+    seal_fields = ("endpoint_id", "change_id", "msg_id", "created_at")
 
     class State(models.TextChoices):
         PENDING = "pending", "Waiting"

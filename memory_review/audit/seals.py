@@ -386,3 +386,21 @@ def append(
             ) from exc
         head.seal_seq, head.seal_hash = seq, prev
         head.save(update_fields=["seal_seq", "seal_hash"])
+
+
+def baseline(model, tenant_ids: Iterable[int], *, batch: int = 5000) -> None:
+    """Seal every row a model holds in these tenants, as `baseline` (a migration that starts
+    sealing a table or changes what its seal covers; `model` may be a migration's historical
+    model, given `seal_kind`, `seal_tenant` and `seal_fields`)."""
+    ring = keyring()
+    key = ring.key(ring.current)
+    column = _tenant_column(model)
+    for tenant_id in tenant_ids:
+        found = model._base_manager.filter(**{column: tenant_id}).order_by("pk")
+        entries = [
+            (model.seal_kind, pk, BASELINE, digest(model, pk, row_tenant, values, key))
+            for pk, row_tenant, values in rows(found)
+        ]
+        with tenant_context(tenant_id):
+            for start in range(0, len(entries), batch):
+                append(tenant_id, entries[start : start + batch], ring=ring)

@@ -389,7 +389,7 @@ class DualControl(SealedTenantOwned):
         return f"{self.kind} request {self.pk}"
 
 
-class MemoryChange(TenantOwned):
+class MemoryChange(SealedTenantOwned):
     """One row per change to what is in force for agents (issue 16): a memory created or
     rewritten, moved between statuses, expired, forgotten or erased. It is the agents' change
     feed and the webhooks' outbox at once, written in the transaction that made the change.
@@ -398,7 +398,14 @@ class MemoryChange(TenantOwned):
     chain lock (audit/heads.py), which every such change holds until it commits, so a change
     committed later always has a higher `seq` and a reader that has seen `seq` N has seen every
     change before it. The reason, the actor and the content are not copied: the feed reads them
-    from the transition and the memory, so an erasure that blanks those leaves no copy here."""
+    from the transition and the memory, so an erasure that blanks those leaves no copy here.
+
+    Sealed (issue 27, item 3): this is how an agent learns to forget, so a change deleted (the
+    `erased` one), forged (a `forgotten` that never happened) or moved to another position
+    around the application is named by verify_audit."""
+
+    seal_kind = "change"
+    seal_fields = ("seq", "memory_id", "kind", "transition_id", "created_at")
 
     class Kind(models.TextChoices):
         CREATED = "created", "created"
