@@ -399,6 +399,11 @@ AUDIT_VERIFY_LOST_SECONDS = env_int("AUDIT_VERIFY_LOST_SECONDS", 900)
 # Signed checkpoints of each chain's head, written outside the database (append-only files).
 AUDIT_CHECKPOINT_DIR = os.environ.get("AUDIT_CHECKPOINT_DIR") or str(VAR_DIR / "audit-checkpoints")
 AUDIT_CHECKPOINT_MINUTES = env_int("AUDIT_CHECKPOINT_MINUTES", 10)
+# A command given each new checkpoint line on its standard input (CHECKPOINT_TENANT names the
+# tenant), to keep a copy where the database's administrators cannot write: an object-locked
+# bucket, another host, an append-only log (docs/audit.md, "Where checkpoints are kept").
+AUDIT_CHECKPOINT_COPY_COMMAND = os.environ.get("AUDIT_CHECKPOINT_COPY_COMMAND", "")
+AUDIT_CHECKPOINT_COPY_TIMEOUT_S = env_float("AUDIT_CHECKPOINT_COPY_TIMEOUT_S", 30.0)
 # The hard-TTL sweep: memories past valid_until expire within this many seconds, event or not.
 TTL_SWEEP_SECONDS = env_float("TTL_SWEEP_SECONDS", 30.0)
 # Webhooks (agents/webhooks.py). A delivery is posted when its change commits; a failed one is

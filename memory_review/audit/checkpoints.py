@@ -21,15 +21,20 @@ In production point AUDIT_CHECKPOINT_DIR at a mount backed by object storage wit
 rewrite them.
 """
 
+import getpass
 import hashlib
 import hmac
 import json
+import logging
 import os
+import shlex
+import subprocess
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 
 from django.conf import settings
+from django.db import connection
 from django.utils import timezone
 
 from memory_review.tenancy.db_context import tenant_context
@@ -38,6 +43,8 @@ from memory_review.tenancy.models import Tenant
 from .heads import GENESIS, canonical
 from .keys import keyring
 from .models import AuditChain, AuditVerification
+
+logger = logging.getLogger(__name__)
 
 SIGNED = ("at", "hash", "key_id", "prev", "seal_hash", "seal_seq", "seq", "tenant", "tenant_id")
 # Lines written before checkpoints were chained and covered the seals: still read and checked.
@@ -105,10 +112,67 @@ def write(tenant: Tenant) -> Checkpoint:
     }
     signature = hmac.new(ring.key(ring.current), canonical(record), hashlib.sha256).hexdigest()
     path.parent.mkdir(parents=True, exist_ok=True)
+    line = json.dumps({**record, "signature": signature}, sort_keys=True) + "\n"
     descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o640)
     with os.fdopen(descriptor, "a") as file:
-        file.write(json.dumps({**record, "signature": signature}, sort_keys=True) + "\n")
+        file.write(line)
+    copy(tenant, line)
     return Checkpoint(**record)
+
+
+def copy(tenant: Tenant, line: str) -> None:
+    """Hand the new line to AUDIT_CHECKPOINT_COPY_COMMAND, on its standard input, to keep where
+    the database's administrators cannot write (an object-locked bucket, another host, an
+    append-only log service). A copy that fails is logged as an error; the local line stays."""
+    command = settings.AUDIT_CHECKPOINT_COPY_COMMAND
+    if not command:
+        return
+    try:
+        subprocess.run(
+            shlex.split(command),
+            input=line.encode(),
+            env={**os.environ, "CHECKPOINT_TENANT": tenant.slug},
+            timeout=settings.AUDIT_CHECKPOINT_COPY_TIMEOUT_S,
+            check=True,
+            capture_output=True,
+        )
+    except (OSError, subprocess.SubprocessError) as exc:
+        detail = getattr(exc, "stderr", b"") or b""
+        logger.error(
+            "audit checkpoint of %s not copied by %r: %s %s", tenant.slug, command, exc, detail.decode()[:300]
+        )
+
+
+def shared_custody() -> str | None:
+    """A warning when one host's administrator could rewrite both the database and the
+    checkpoints (the demo's layout): the database is on this host, this process can write the
+    checkpoint directory, and no copy leaves it (docs/audit.md, "Where checkpoints are kept")."""
+    if settings.AUDIT_CHECKPOINT_COPY_COMMAND:
+        return None
+    database = connection.settings_dict
+    host = database.get("HOST") or ""
+    if (
+        connection.vendor != "sqlite"
+        and host not in ("", "localhost", "127.0.0.1", "::1")
+        and not host.startswith("/")
+    ):
+        return None
+    directory = Path(settings.AUDIT_CHECKPOINT_DIR)
+    existing = next((p for p in (directory, *directory.parents) if p.exists()), directory)
+    if not os.access(existing, os.W_OK):
+        return None
+    where = (
+        database["NAME"]
+        if connection.vendor == "sqlite"
+        else f"{connection.vendor} on {host or 'a local socket'}"
+    )
+    return (
+        f"the checkpoints ({directory}) and the database ({where}) share this host, and this user "
+        f"({getpass.getuser()}) can write the checkpoints: whoever administers the host can cut the "
+        "chains and the newest checkpoint lines together. Keep them apart: AUDIT_CHECKPOINT_DIR on "
+        "storage the database's administrators cannot write, or AUDIT_CHECKPOINT_COPY_COMMAND to copy "
+        'each line to a witness (docs/audit.md, "Where checkpoints are kept")'
+    )
 
 
 def _lines(path: Path) -> list[str]:

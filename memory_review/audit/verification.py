@@ -126,7 +126,19 @@ def verify_and_checkpoint(
     written = checkpoints.write(tenant)
     if result.stale_only:
         result = verify_and_record(tenant, by=by)
+    else:
+        _remember_written(result, tenant)
     return result, written
+
+
+def _remember_written(result: AuditVerification, tenant: Tenant) -> None:
+    """The line just written, in the database (sealed) as the lines this verification leaves: so
+    removing the newest line is named by the very next verification, not only once a later run
+    has read it (the file alone cannot show it was shortened)."""
+    found = checkpoints.read(tenant)
+    with tenant_context(tenant.pk):
+        result.checkpoint_lines, result.checkpoint_line_hash = found.lines, found.newest_line_hash
+        result.save(update_fields=["checkpoint_lines", "checkpoint_line_hash"])
 
 
 def latest(tenant: Tenant) -> AuditVerification | None:

@@ -1,5 +1,6 @@
 from django.core.management.base import BaseCommand, CommandError
 
+from memory_review.audit import checkpoints
 from memory_review.audit.context import acting_as
 from memory_review.audit.verification import verify_and_checkpoint
 from memory_review.tenancy.models import Tenant
@@ -24,5 +25,7 @@ class Command(BaseCommand):
                     f"tenant {tenant.slug}: checkpoint at transition #{checkpoint.seq} "
                     f"({checkpoint.hash[:12]}…), seal #{checkpoint.seal_seq}"
                 )
+        if warning := checkpoints.shared_custody():
+            self.stderr.write(f"warning: {warning}")
         if refused:
             raise CommandError(f"no checkpoint for {refused} tenant(s) whose trail is broken")

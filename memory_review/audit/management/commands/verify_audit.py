@@ -46,5 +46,7 @@ class Command(BaseCommand):
             for problem in checkpoints.orphans():
                 broken += 1
                 self.stderr.write(problem)
+        if warning := checkpoints.shared_custody():
+            self.stderr.write(f"warning: {warning}")
         if broken:
             raise CommandError(f"audit trail broken in {broken} tenant(s)")
