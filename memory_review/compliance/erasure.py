@@ -20,20 +20,22 @@ from django.utils import timezone
 
 from memory_review.agents.models import Receipt
 from memory_review.assessments.models import (
-    Assessment,
-    AssessmentRestart,
     CandidateStatus,
-    PolicyVersion,
     PromotionCandidate,
 )
 from memory_review.audit import chain, seals
+from memory_review.audit.keys import keyring
 from memory_review.audit.models import Transition
-from memory_review.calibration.models import Label, PolicyProposal, ReplaySet
+from memory_review.calibration.models import Label, ReplaySet
+from memory_review.jobfiles import services as jobfiles
+from memory_review.jobfiles.models import JobFile
 from memory_review.lifecycle import Actor, LifecycleError, permits, transition
 from memory_review.memories.models import DualControl, Erasure, Memory, SourceEvent, content_hash
 from memory_review.memories.services import ERASED, clean_scope
 from memory_review.tenancy.models import Tenant
 from memory_review.workflow.models import Claim
+
+from . import personal_data
 
 ERASER = Actor.system("erasure")
 
@@ -118,6 +120,8 @@ def _erase(tenant: Tenant, erasure: Erasure, user_id: str, now) -> Erasure:
     SourceEvent.objects.filter(pk__in=[e.pk for e in events]).update(
         text=ERASED, text_hash=content_hash(ERASED), erased_at=now
     )
+    _pseudonymise_scope(tenant, events=events, memories=memories, candidates=candidates)
+    jobfiles.expire_files(tenant)  # an export written before now may hold their words
     # Whom the agents' responses answered, and which responses used the person's memories.
     receipts.update(response_id=ERASED, user_id=None, agent_id=None, thread_id=None, erased_at=now)
     erasure.memories_erased, erasure.events_erased, erasure.candidates_erased = (
@@ -129,6 +133,28 @@ def _erase(tenant: Tenant, erasure: Erasure, user_id: str, now) -> Erasure:
     erasure.completed_at = now
     erasure.save()
     return erasure
+
+
+def _pseudonymise_scope(tenant: Tenant, **rows) -> None:
+    """The agent, thread and run ids on their events, memories and candidates, replaced by keyed
+    pseudonyms (personal_data.pseudonym): the same id, the same pseudonym, so the erased rows
+    keep their scope together."""
+    key = keyring().key(keyring().current)
+    models = {"events": SourceEvent, "memories": Memory, "candidates": PromotionCandidate}
+    for name, found in rows.items():
+        model = models[name]
+        scope = [
+            column
+            for label_model, column in personal_data.columns(personal_data.SCOPE)
+            if label_model is model
+        ]
+        for obj in found:
+            changed = {
+                column: personal_data.pseudonym(key, tenant.pk, getattr(obj, column)) for column in scope
+            }
+            changed = {column: value for column, value in changed.items() if value != getattr(obj, column)}
+            if changed:
+                model.objects.filter(pk=obj.pk).update(**changed)
 
 
 # -- every copy of their words ---------------------------------------------------------------------
@@ -167,17 +193,17 @@ def holds_quote(text: str | None, fragments: list[str]) -> bool:
     return bool(text) and any(fragment in text for fragment in fragments)
 
 
-# Free text people or agents type into a tenant's rows, outside the person's own rows and the
-# transitions (chain.erase_text) and label notes (below), which are handled on their own.
-TYPED_TEXT: tuple[tuple[type, tuple[str, ...]], ...] = (
-    (PolicyProposal, ("reason", "decision_note")),
-    (PolicyVersion, ("note",)),
-    (DualControl, ("reason",)),
-    (Assessment, ("reason", "error")),
-    (AssessmentRestart, ("reason", "previous_error")),
-    (Claim, ("release_note",)),
-)
-ADMIN_LOG_TEXT = ("object_repr", "change_message")
+# Typed columns blanked by a handler of their own rather than by `_blank_typed`: the trail's text
+# through its keyed hashes, label notes cleared, replay cases one by one, the admin log, a job's
+# filters (JSON), and events (a quote in another customer's event is redacted as a span).
+OWN_HANDLERS = {
+    ("audit.Transition", "reason"), ("audit.Transition", "request_id"), ("calibration.Label", "note"),
+    ("calibration.ReplaySet", "name"), ("calibration.ReplaySet", "content"),
+    ("admin.LogEntry", "object_repr"), ("admin.LogEntry", "change_message"), ("jobfiles.JobFile", "params"),
+}  # fmt: skip
+# Their own rows: every typed column on them is blanked whole ("agent for <name>" quotes no text
+# of theirs, but is theirs).
+THEIR_ROWS = {"memories.Memory": "memories", "assessments.PromotionCandidate": "candidates"}
 
 
 def blank_copies(
@@ -189,12 +215,13 @@ def blank_copies(
     events: list[int],
     candidates: list[int],
 ) -> int:
-    """Blank every copy of the person's words in `tenant`: the reasons and request ids of the
-    transitions of their memories and candidates and of any transition quoting them (through their
-    keyed hashes, so the chain still verifies), label notes on any vote that involves their event
-    or memory or that quote them, typed reasons and notes quoting them, the descriptive text of
-    imported replay cases quoting them, and the Django admin log's copies. Returns how many label
-    notes were cleared."""
+    """Blank every copy of the person's words in `tenant`, by the rule of personal_data.COLUMNS:
+    every typed column on their own rows, and every typed column anywhere that quotes them; the
+    reasons and request ids of the transitions of their memories and candidates and of any
+    transition quoting them (through their keyed hashes, so the chain still verifies); label notes
+    on any vote that involves their event or memory or that quotes them; the descriptive text of
+    imported replay cases quoting them; a job's filters; a quote of them in another customer's
+    event, as a span; and the Django admin log's copies. Returns how many label notes were cleared."""
     theirs = Q(memory__in=memories) | Q(candidate__in=candidates)
     transitions = Transition.objects.filter(tenant=tenant).filter(theirs | quoting("reason", fragments))
     chain.erase_text(transitions, erasure_id=erasure.pk)
@@ -212,16 +239,49 @@ def blank_copies(
         release_note=ERASED
     )
     DualControl.objects.filter(tenant=tenant, memory__in=memories).update(reason=ERASED)
-    for model, columns in TYPED_TEXT:
-        for column in columns:
-            rows = model.objects.filter(tenant=tenant).filter(quoting(column, fragments))
-            rows.update(**{column: ERASED})
+    _blank_typed(tenant, fragments, own={"memories": memories, "candidates": candidates})
+    _redact_quoting_events(tenant, fragments, theirs=events)
 
     for replay_set in ReplaySet.objects.for_tenant(tenant).only("pk", "name", "content"):
         _blank_replay_set(replay_set, fragments)  # JSON escapes text (\u20ac, \"): read each case
+    for job in JobFile.objects.filter(tenant=tenant).only("pk", "params"):
+        _blank_job_params(job, fragments)
 
     _blank_admin_log(fragments, memories=memories, events=events, candidates=candidates)
     return cleared
+
+
+def _blank_typed(tenant: Tenant, fragments: list[str], *, own: dict[str, list[int]]) -> None:
+    """Every typed column the rule names: whole on the person's own rows, and wherever it quotes
+    them in the rest of the tenant."""
+    for model, column in personal_data.columns(personal_data.TYPED):
+        if (model._meta.label, column) in OWN_HANDLERS:
+            continue
+        mine = own.get(THEIR_ROWS.get(model._meta.label, ""), [])
+        rows = model.objects.filter(tenant=tenant, **{f"{column}__isnull": False})  # sealed as erase
+        rows.filter(Q(pk__in=mine) | quoting(column, fragments)).update(**{column: ERASED})
+
+
+def _redact_quoting_events(tenant: Tenant, fragments: list[str], *, theirs: list[int]) -> None:
+    """Another customer's event that quotes the person keeps its own words: only the quote is
+    redacted, longest quotes first (their own events are erased whole, below)."""
+    quoting_events = (
+        SourceEvent.objects.filter(tenant=tenant).exclude(pk__in=theirs).filter(quoting("text", fragments))
+    )
+    for pk, text in quoting_events.values_list("pk", "text"):
+        for fragment in fragments:
+            text = text.replace(fragment, ERASED)
+        SourceEvent.objects.filter(pk=pk).update(text=text, text_hash=content_hash(text))
+
+
+def _blank_job_params(job: JobFile, fragments: list[str]) -> None:
+    """A job's filters (a subject, search words) that quote them."""
+    params = {
+        key: ERASED if isinstance(value, str) and holds_quote(value, fragments) else value
+        for key, value in (job.params or {}).items()
+    }
+    if params != job.params:
+        JobFile.objects.filter(pk=job.pk).update(params=params)
 
 
 def _blank_replay_set(replay_set: ReplaySet, fragments: list[str]) -> None:
@@ -253,6 +313,6 @@ def _blank_admin_log(fragments: list[str], *, memories, events, candidates) -> N
         kind = ContentType.objects.get_for_model(model)
         theirs |= Q(content_type=kind, object_id__in=[str(pk) for pk in pks])
     quoted = theirs
-    for column in ADMIN_LOG_TEXT:
+    for column in ("object_repr", "change_message"):
         quoted |= quoting(column, fragments)
     LogEntry.objects.filter(quoted).update(object_repr=ERASED, change_message="")

@@ -189,6 +189,22 @@ def sweep(now=None) -> int:
     return removed
 
 
+def expire_files(tenant: Tenant) -> int:
+    """Every file the tenant's jobs have written expires now and is removed once the caller's
+    transaction commits (an erasure: a file exported before it may hold the person's words)."""
+    now = timezone.now()
+    count = JobFile.objects.filter(tenant=tenant, state=JobState.DONE, removed_at__isnull=True).update(
+        expires_at=now
+    )
+
+    def remove():
+        with tenant_context(tenant.pk):
+            _sweep_tenant(tenant.pk, now)
+
+    transaction.on_commit(remove)
+    return count
+
+
 def _sweep_tenant(tenant_id: int, now) -> int:
     jobs = JobFile.objects.filter(tenant_id=tenant_id)
     expired = jobs.filter(state=JobState.DONE, removed_at__isnull=True, expires_at__lte=now)
