@@ -22,3 +22,21 @@ def test_every_sealed_models_columns_are_those_a_migration_sealed_its_rows_with(
     models = {model.seal_kind: tuple(model.seal_fields) for model in seals.sealed_models()}
 
     assert models == sealed_by_migrations()
+
+
+def test_a_baseline_seals_rows_as_their_writes_did_a_batch_at_a_time(acme):
+    """What a migration that starts sealing a table runs (audit.0014): each row's baseline digest is
+    the one verification computes, however the rows fall into batches."""
+    from memory_review.audit import verification
+    from memory_review.audit.models import Seal
+    from memory_review.memories.models import MemoryChange
+    from tests.factories import make_memory
+
+    for _ in range(5):
+        make_memory(acme)
+    before = Seal.objects.filter(tenant=acme, kind="change").count()
+
+    seals.baseline(MemoryChange, [acme.pk], batch=2)
+
+    assert Seal.objects.filter(tenant=acme, kind="change", action="baseline").count() == before == 5
+    assert verification.problem_in(acme) is None

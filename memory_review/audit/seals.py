@@ -397,10 +397,12 @@ def baseline(model, tenant_ids: Iterable[int], *, batch: int = 5000) -> None:
     column = _tenant_column(model)
     for tenant_id in tenant_ids:
         found = model._base_manager.filter(**{column: tenant_id}).order_by("pk")
-        entries = [
-            (model.seal_kind, pk, BASELINE, digest(model, pk, row_tenant, values, key))
-            for pk, row_tenant, values in rows(found)
-        ]
+        entries = []
         with tenant_context(tenant_id):
-            for start in range(0, len(entries), batch):
-                append(tenant_id, entries[start : start + batch], ring=ring)
+            for pk, row_tenant, values in rows(found):  # a batch at a time: millions of rows fit
+                entries.append((model.seal_kind, pk, BASELINE, digest(model, pk, row_tenant, values, key)))
+                if len(entries) == batch:
+                    append(tenant_id, entries, ring=ring)
+                    entries = []
+            if entries:
+                append(tenant_id, entries, ring=ring)
