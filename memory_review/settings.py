@@ -273,24 +273,44 @@ LOG_FORMAT = os.environ.get("LOG_FORMAT", "text")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "filters": {"context": {"()": "memory_review.ops.logs.ContextFilter"}},
+    "filters": {
+        "context": {"()": "memory_review.ops.logs.ContextFilter"},
+        "without_query_strings": {"()": "memory_review.ops.logs.WithoutQueryStrings"},
+    },
     "formatters": {
         "text": {
             "format": "%(asctime)s %(levelname)s %(name)s [req=%(request_id)s tenant=%(tenant_id)s "
             "assessment=%(assessment_id)s] %(message)s"
         },
         "json": {"()": "memory_review.ops.logs.JsonFormatter"},
+        # Django's own, for runserver's request lines.
+        "django.server": {
+            "()": "django.utils.log.ServerFormatter",
+            "format": "[{server_time}] {message}",
+            "style": "{",
+        },
     },
     "handlers": {
         "console": {
             "class": "logging.StreamHandler",
             "filters": ["context"],
             "formatter": "json" if LOG_FORMAT == "json" else "text",
-        }
+        },
+        "django.server": {"class": "logging.StreamHandler", "formatter": "django.server"},
     },
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
-    # One line per HTTP request to Jev is noise; failures surface on the assessment.
-    "loggers": {name: {"level": "WARNING"} for name in ("httpx", "httpx2", "typesafe_sdk")},
+    "loggers": {
+        # One line per HTTP request to Jev is noise; failures surface on the assessment.
+        **{name: {"level": "WARNING"} for name in ("httpx", "httpx2", "typesafe_sdk")},
+        # runserver's access log (`make demo`), as Django sets it up, but without query strings:
+        # search words and user ids there are out of an erasure's reach (docs/deploy.md).
+        "django.server": {
+            "handlers": ["django.server"],
+            "filters": ["without_query_strings"],
+            "level": "INFO",
+            "propagate": False,
+        },
+    },
 }
 
 # Oracle has no partial indexes: the live-subject rule is a function-based index in sql/,

@@ -433,7 +433,8 @@ def _apply(verdict_id: int, actor: Actor, *, remember_successor: bool, policy: T
             with transaction.atomic(savepoint=False):
                 successor = _move(verdict, memory, action, actor, seen, remember_successor, rule)
         except (StaleVersion, IllegalTransition) as exc:
-            logger.info("verdict %s not applied: %s", verdict.pk, exc)
+            # The refusal's text names the memory's subject, often a person: the log keeps ids.
+            logger.info("verdict %s not applied to memory %s: %s", verdict.pk, memory.pk, type(exc).__name__)
             return None
         Verdict.objects.filter(pk=verdict.pk).update(applied=True)
         return successor

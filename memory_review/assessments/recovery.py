@@ -112,5 +112,8 @@ def _restart(assessment: Assessment, *, actor: str, reason: str) -> AssessmentRe
     )
     enqueue_on_commit(assessment)
     metrics.ASSESSMENTS_RESTARTED.labels("reaper" if actor == REAPER else "person").inc()
-    logger.warning("assessment %s handed to a worker again by %s: %s", assessment.pk, actor, reason)
+    # The reason may quote a person's note: the restart keeps it, the log its id.
+    logger.warning(
+        "assessment %s handed to a worker again by %s (restart %s)", assessment.pk, actor, restart.pk
+    )
     return restart

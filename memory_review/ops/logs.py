@@ -4,10 +4,15 @@ RequestContextMiddleware sets the request id, the database context holds the ten
 assessment task sets the assessment. `ContextFilter` copies them onto every record; with
 LOG_FORMAT=json each record is one JSON object a log pipeline can index, otherwise a line with
 the ids in brackets.
+
+`WithoutQueryStrings` keeps the servers' request lines (runserver's `django.server`, gunicorn's
+errors) to the path: a query string carries search words and the agents' user ids, which an
+erasure could not reach in a log.
 """
 
 import json
 import logging
+import re
 from contextlib import contextmanager
 from contextvars import ContextVar
 from datetime import UTC, datetime
@@ -42,6 +47,19 @@ class ContextFilter(logging.Filter):
         record.request_id = request_id.get() or "-"
         record.tenant_id = db_context.current_tenant() or "-"
         record.assessment_id = assessment_id.get() or "-"
+        return True
+
+
+# From a "?" to the request line's " HTTP/1.1", a quote or the end of the line: a query with a
+# raw space in it goes too.
+QUERY_STRING = re.compile(r"\?.*?(?=\sHTTP/\d|[\"\n]|$)")
+
+
+class WithoutQueryStrings(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        if "?" in message:
+            record.msg, record.args = QUERY_STRING.sub("", message), ()
         return True
 
 
