@@ -58,6 +58,6 @@ def test_the_checkpoint_command_and_job_append_one_signed_line_a_tenant(acme, gl
     assert (found.lines, found.newest.seq, found.newest.seal_seq) == (
         2,
         0,
-        3,
-    )  # the tenant, two verifications
+        4,
+    )  # the tenant, two verifications, and the line the first one's job wrote, recorded in it
     assert json.loads(lines[1])["prev"] == checkpoints.line_hash(lines[0])

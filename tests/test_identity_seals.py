@@ -13,6 +13,7 @@ from django.db import connection
 
 from memory_review.audit import verification
 from memory_review.compliance import dual_control
+from memory_review.memories.models import DualControl
 from memory_review.tenancy.models import Role, Tenant
 from tests.factories import around_the_application, make_memory, make_user
 
@@ -68,23 +69,34 @@ def test_the_application_s_own_writes_of_people_leave_the_tenant_intact(strict, 
     assert verification.problem_in(Tenant.objects.get(slug="initech")) is None
 
 
-def test_a_borrowed_password_used_for_a_two_person_erasure_is_named_after_it_is_put_back(strict, client):
+def test_a_borrowed_password_acts_for_no_one_and_its_sign_in_is_named_after_it_is_put_back(strict, client):
     tenant, lead, admin = strict["tenant"], strict["lead"], strict["admin"]
     saved = dict(User.objects.filter(pk__in=(lead.pk, admin.pk)).values_list("pk", "password"))
     known = make_password("attacker's own")
     write_around("UPDATE {users} SET password = %s WHERE id IN (%s, %s)", [known, lead.pk, admin.pk])
 
-    sign_in(client, "acme-lead", "attacker's own")
-    asked = dual_control.request_erasure(tenant=tenant, user_id="cust-5", reason="asked", by=lead)
-    client.logout()
-    sign_in(client, "acme-admin", "attacker's own")
-    assert client.post(f"/t/acme/requests/{asked.pk}/confirm/").status_code == 302
+    sign_in(client, "acme-admin", "attacker's own")  # a sign-in cannot tell; it is sealed as it was
+    form = {"user_id": "cust-5", "confirm_user_id": "cust-5", "reason": "asked"}
+    refused = client.post("/t/acme/erasures/request/", form)
+    with pytest.raises(dual_control.DualControlError, match="changed around the application"):
+        dual_control.request_erasure(tenant=tenant, user_id="cust-5", reason="asked", by=lead)
     for pk, password in saved.items():
         write_around("UPDATE {users} SET password = %s WHERE id = %s", [password, pk])
 
+    assert refused.status_code == 403 and b"changed around the application" in refused.content
+    assert not DualControl.objects.filter(kind="erase").exists()
     said = problem(tenant)
-    assert "user acme-lead" in said and "signed in" in said and "around the application" in said
-    assert f"two-person requests {asked.pk}" in said
+    assert "user acme-admin" in said and "signed in" in said and "around the application" in said
+
+
+def test_a_role_borrowed_around_the_application_acts_for_no_one(strict, client):
+    reviewer = make_user("acme-reviewer", strict["tenant"], Role.REVIEWER)
+    write_around("UPDATE tenancy_membership SET role = 'admin' WHERE user_id = %s", [reviewer.pk])
+    client.force_login(reviewer)
+    form = {"user_id": "cust-5", "confirm_user_id": "cust-5", "reason": "asked"}
+
+    assert client.post("/t/acme/erasures/request/", form).status_code == 403
+    assert not DualControl.objects.filter(kind="erase").exists()
 
 
 @pytest.mark.parametrize(
@@ -121,8 +133,83 @@ def test_a_superuser_inserted_around_the_application_is_named(strict):
     assert "user mallory" in problem(strict["tenant"]) and "no seal" in problem(strict["tenant"])
 
 
-def test_a_user_deleted_around_the_application_is_named(strict):
+def test_a_superuser_deleted_around_the_application_is_named(strict):
+    root = User.objects.create_superuser("root", password="x")  # counts in every tenant, a member of none
+    write_around("DELETE FROM {users} WHERE id = %s", [root.pk])
+    assert f"user {root.pk} was deleted around the application" in problem(strict["tenant"])
+
+
+def test_a_superuser_demoted_around_the_application_is_named_and_through_it_is_not(strict):
+    root = User.objects.create_superuser("root", password="x")
+    write_around("UPDATE {users} SET is_superuser = %s, is_staff = %s WHERE id = %s", [False, False, root.pk])
+    assert "user root" in problem(strict["tenant"]) and "no longer counts in this tenant" in problem(
+        strict["tenant"]
+    )
+    write_around("UPDATE {users} SET is_superuser = %s, is_staff = %s WHERE id = %s", [True, True, root.pk])
+
+    root.refresh_from_db()
+    root.is_superuser = root.is_staff = False
+    root.save()
+    assert verification.problem_in(strict["tenant"]) is None
+
+
+def test_a_member_removed_through_the_application_leaves_it_intact_and_around_it_is_named(strict):
     reviewer = make_user("acme-reviewer", strict["tenant"], Role.REVIEWER)
-    reviewer.memberships.all().delete()  # through the application: sealed; the user still counted once
-    write_around("DELETE FROM {users} WHERE id = %s", [reviewer.pk])
-    assert f"user {reviewer.pk} was deleted around the application" in problem(strict["tenant"])
+    reviewer.memberships.all().delete()  # through the application: sealed as left
+    assert verification.problem_in(strict["tenant"]) is None
+    labeler = make_user("acme-labeler", strict["tenant"], Role.LABELER)
+    write_around("DELETE FROM tenancy_membership WHERE user_id = %s", [labeler.pk])
+    assert "was deleted around the application" in problem(strict["tenant"])  # the membership's seal
+
+
+def test_a_planted_password_is_not_sealed_by_the_hasher_upgrading_it_at_sign_in(strict, client, settings):
+    """Production's hashers: a weak hash planted around the application is upgraded at sign-in; the
+    upgrade's write must not vouch for it."""
+    from django.conf import global_settings
+    from django.contrib.auth.hashers import PBKDF2PasswordHasher
+
+    settings.PASSWORD_HASHERS = global_settings.PASSWORD_HASHERS
+    weak = PBKDF2PasswordHasher().encode("attacker's own", "saltsaltsalt", iterations=1000)
+    write_around("UPDATE {users} SET password = %s WHERE id = %s", [weak, strict["admin"].pk])
+
+    sign_in(client, "acme-admin", "attacker's own")
+
+    assert User.objects.get(pk=strict["admin"].pk).password != weak  # upgraded
+    assert "user acme-admin" in problem(strict["tenant"])
+
+
+def test_a_legitimate_change_after_tampering_does_not_vouch_for_it(strict):
+    write_around("UPDATE {users} SET is_superuser = %s WHERE id = %s", [True, strict["lead"].pk])
+    strict["lead"].groups.add(Group.objects.create(name="helpdesk"))
+    Group.objects.get(name="helpdesk").delete()
+    assert "user acme-lead" in problem(strict["tenant"])
+
+
+def test_deleting_a_group_or_a_permission_through_the_application_leaves_it_intact(strict):
+    group = Group.objects.create(name="helpdesk")
+    permission = Permission.objects.get(codename="change_logentry")
+    group.permissions.add(permission)
+    strict["lead"].groups.add(group)
+    strict["admin"].user_permissions.add(permission)
+    group.delete()
+    permission.delete()
+    assert verification.problem_in(strict["tenant"]) is None
+
+
+def test_an_api_token_hash_planted_around_the_application_is_refused(strict, client):
+    import hashlib
+
+    from memory_review.tenancy.tokens import token_create
+
+    row, real = token_create(tenant=strict["tenant"], name="support-bot")
+    planted = f"mr_{row.prefix}_attackers-own-secret"
+    write_around(
+        "UPDATE tenancy_apitoken SET token_hash = %s WHERE id = %s",
+        [hashlib.sha256(planted.encode()).hexdigest(), row.pk],
+    )
+
+    answer = client.get("/api/v1/t/acme/memories", HTTP_AUTHORIZATION=f"Bearer {planted}")
+
+    assert answer.status_code == 401
+    write_around("UPDATE tenancy_apitoken SET token_hash = %s WHERE id = %s", [row.token_hash, row.pk])
+    assert client.get("/api/v1/t/acme/memories", HTTP_AUTHORIZATION=f"Bearer {real}").status_code == 200

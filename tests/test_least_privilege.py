@@ -68,8 +68,13 @@ def test_the_engine_works_under_the_least_privileges(acme, policy, jev, as_least
         acme, subject="delivery-address", content="Deliveries go to the Paris office.", user_id="cust-9"
     )
     event = event_record(
-        tenant=acme, source="chat", text="Deliveries go to the Lyon office from now on.", user_id="cust-9"
-    )
+        tenant=acme, source="chat", text="Deliveries go to the Lyon office from now on.", user_id="cust-9",
+        thread_id="t-9",
+    )  # fmt: skip
+    forwarded = event_record(
+        tenant=acme, source="email", user_id="cust-1",
+        text="Forwarded: Deliveries go to the Lyon office from now on. Thanks",
+    )  # fmt: skip
 
     assessment = run_invalidation(observe_event(event=event, enqueue=lambda a: None).pk, jev=jev)
 
@@ -87,7 +92,11 @@ def test_the_engine_works_under_the_least_privileges(acme, policy, jev, as_least
     )
     erasure = erase_subject(tenant=acme, user_id="cust-9", reason="customer asked", requested_by="user:1")
     assert erasure.events_erased == 2 and SourceEvent.objects.get(pk=event.pk).erased_at is not None
+    assert SourceEvent.objects.get(pk=event.pk).thread_id.startswith("erased-")  # a keyed pseudonym
+    assert "Lyon" not in SourceEvent.objects.get(pk=forwarded.pk).text  # the quote, as a span
     assert verification.problem_in(acme) is None
+    result, written = verification.verify_and_checkpoint(acme, by="system:test")  # records its line
+    assert result.intact and written is not None and result.checkpoint_lines == 1
 
 
 def test_what_the_code_never_does_is_refused(acme, as_least_privileged_app):

@@ -20,21 +20,24 @@ seals into each tenant's ledger with `seals.append`, which names the tenant for 
 
 import hashlib
 import hmac
+import logging
 from collections import defaultdict
 from collections.abc import Iterable
 
 from django.apps import apps
 from django.contrib.auth import get_user_model, user_logged_in
-from django.contrib.auth.models import Group
+from django.contrib.auth.models import Group, Permission
 from django.db import transaction
 from django.db.models import Q
-from django.db.models.signals import m2m_changed, post_delete, post_save, pre_delete
+from django.db.models.signals import m2m_changed, post_delete, post_save, pre_delete, pre_save
 
 from memory_review.tenancy.db_context import tenant_context
 
 from . import seals
 from .heads import canonical
 from .keys import keyring
+
+logger = logging.getLogger(__name__)
 
 USER, SIGNIN = "user", "signin"
 COLUMNS = ("username", "password", "first_name", "last_name", "is_active", "is_staff", "is_superuser")
@@ -96,6 +99,18 @@ def _tenants_of(user_ids: set[int], *, everywhere: bool) -> list[int]:
 # -- writing -------------------------------------------------------------------------------------
 
 
+def _left_digest(user_id: int, tenant_id: int, key: bytes) -> str:
+    """A user who stopped counting in a tenant through the application: a membership removed, a
+    staff or superuser flag taken away (so one removed around it is named)."""
+    payload = {"kind": USER, "id": user_id, "tenant_id": tenant_id, "fields": {"left": True}}
+    return hmac.new(key, canonical(payload), hashlib.sha256).hexdigest()
+
+
+def _deleted_digest(user_id: int, tenant_id: int, key: bytes) -> str:
+    payload = {"kind": USER, "id": user_id, "tenant_id": tenant_id, "fields": seals.DELETED_DIGEST_FIELDS}
+    return hmac.new(key, canonical(payload), hashlib.sha256).hexdigest()
+
+
 def seal(user_ids: Iterable[int], action: str, *, everywhere: bool = False) -> None:
     """Seal these users' identities, as the database now holds them, in the ledger of every tenant
     where they count (all tenants when `everywhere`, or when one of them is staff or superuser)."""
@@ -117,44 +132,120 @@ def seal(user_ids: Iterable[int], action: str, *, everywhere: bool = False) -> N
                 seals.append(tenant_id, entries, ring=ring)
 
 
+def seal_left(user_id: int, tenant_ids: Iterable[int]) -> None:
+    ring = keyring()
+    key = ring.key(ring.current)
+    for tenant_id in tenant_ids:
+        entry = (USER, user_id, seals.CHANGE, _left_digest(user_id, tenant_id, key))
+        seals.append(tenant_id, [entry], ring=ring)
+
+
 def seal_deleted(user_ids: Iterable[int]) -> None:
     """A deleted user, in every tenant's ledger (it may be sealed in one it has since left)."""
     ring = keyring()
     key = ring.key(ring.current)
     with transaction.atomic(savepoint=False):
         for tenant_id in _tenants_of(set(), everywhere=True):
-            entries = []
-            for pk in sorted(user_ids):
-                payload = {
-                    "kind": USER,
-                    "id": pk,
-                    "tenant_id": tenant_id,
-                    "fields": seals.DELETED_DIGEST_FIELDS,
-                }
-                entries.append(
-                    (USER, pk, seals.DELETE, hmac.new(key, canonical(payload), hashlib.sha256).hexdigest())
-                )
+            entries = [
+                (USER, pk, seals.DELETE, _deleted_digest(pk, tenant_id, key)) for pk in sorted(user_ids)
+            ]
             seals.append(tenant_id, entries, ring=ring)
 
 
 def seal_into(tenant_id: int, user_ids: Iterable[int], action: str = seals.CREATE) -> None:
-    """These users' identities in one tenant's ledger (a new member, or a new tenant's staff)."""
+    """These users' identities in one tenant's ledger (a new member, or a new tenant's staff). A
+    user whose row no longer matches its seal in another tenant is not sealed here (that would
+    vouch for the change): verification names them."""
     user_ids = sorted(set(user_ids))
     found = identities(user_ids)
     ring = keyring()
     key = ring.key(ring.current)
-    entries = [(USER, pk, action, digest(pk, tenant_id, found[pk], key)) for pk in user_ids if pk in found]
+    entries = [
+        (USER, pk, action, digest(pk, tenant_id, found[pk], key))
+        for pk in user_ids
+        if pk in found and not tampered(pk, besides=tenant_id)
+    ]
     if entries:
         seals.append(tenant_id, entries, ring=ring)
+
+
+# -- at the moment of acting -----------------------------------------------------------------------
+
+
+def unsealed(user_id: int, tenant_id: int) -> str | None:
+    """Whether the user's identity, as the database holds it now, is not the one last sealed in
+    this tenant: what is wrong, or None. Asked before a person acts (the workspace's writes, the
+    two-person rule), so credentials borrowed around the application act for no one."""
+    ring = keyring()
+    found = identities([user_id]).get(user_id)
+    with tenant_context(tenant_id):
+        latest = (
+            apps.get_model("audit", "Seal")
+            .objects.filter(tenant_id=tenant_id, kind=USER, object_id=user_id)
+            .order_by("-seq")
+            .values_list("action", "digest", "key_id")
+            .first()
+        )
+    if found is None:
+        return "the account does not exist"
+    if latest is None:
+        return "the account has no seal here"
+    action, sealed, key_id = latest
+    key = ring.key(key_id)
+    if (
+        action == seals.DELETE
+        or key is None
+        or hmac.compare_digest(sealed, _left_digest(user_id, tenant_id, key))
+    ):
+        return "the account does not count here by its seal"
+    if not hmac.compare_digest(sealed, digest(user_id, tenant_id, found, key)):
+        return "the account was changed around the application (password, flags, name, groups or permissions)"
+    return None
+
+
+def tampered(user_id: int, *, besides: int | None = None) -> bool:
+    """Whether the user's row differs from its seal in any tenant it counts in (other than
+    `besides`): asked before a write through the application, so that write does not vouch for it."""
+    found = identities([user_id]).get(user_id)
+    if found is None:
+        return False
+    everywhere = found["is_staff"] or found["is_superuser"]
+    return any(
+        unsealed(user_id, tenant_id) is not None
+        for tenant_id in _tenants_of({user_id}, everywhere=everywhere)
+        if tenant_id != besides
+    )
 
 
 # -- Django's paths: the signals -----------------------------------------------------------------
 
 
+def _user_saving(sender, instance, raw=False, update_fields=None, **kwargs):
+    """Before a write: whether the row was already changed around the application (a hasher's
+    upgrade at sign-in must not seal a password hash someone planted), and whether it was staff."""
+    if raw or instance.pk is None or (update_fields is not None and not set(update_fields) & set(COLUMNS)):
+        return
+    instance._identity_tampered = tampered(instance.pk)
+    old = (
+        get_user_model()._base_manager.filter(pk=instance.pk).values_list("is_staff", "is_superuser").first()
+    )
+    instance._identity_was_privileged = bool(old and any(old))
+
+
 def _user_saved(sender, instance, created, update_fields=None, raw=False, **kwargs):
     if raw or (update_fields is not None and not set(update_fields) & set(COLUMNS)):
         return  # a fixture load, or a write of what is not sealed (last_login at every sign-in)
+    if getattr(instance, "_identity_tampered", False):
+        logger.warning(
+            "user %s was changed around the application before this write: not sealed", instance.pk
+        )
+        return
     seal([instance.pk], seals.CREATE if created else seals.CHANGE)
+    if getattr(instance, "_identity_was_privileged", False) and not (
+        instance.is_staff or instance.is_superuser
+    ):
+        member_of = set(_tenants_of({instance.pk}, everywhere=False))
+        seal_left(instance.pk, [t for t in _tenants_of(set(), everywhere=True) if t not in member_of])
 
 
 def _user_deleting(sender, instance, **kwargs):
@@ -169,42 +260,97 @@ def _user_deleted(sender, instance, **kwargs):
 
 def _changed_side(sender, instance, action, reverse, pk_set, *, owner: str, other: str) -> set[int] | None:
     """The ids of the owning side (`owner`: a user, or a group for its permissions) whose
-    assignments a many-to-many change touched, from either side (`user.groups.add(g)` or
-    `group.user_set.add(u)`), or None before the change is made. A clear from the other side names
-    no owners, so they are noted before it."""
-    if action == "pre_clear" and reverse:
-        found = sender.objects.filter(**{other: instance.pk}).values_list(owner, flat=True)
-        instance._sealed_owners = set(found)
+    assignments a many-to-many change touches, from either side (`user.groups.add(g)` or
+    `group.user_set.add(u)`): noted before the change (a clear from the other side names none),
+    returned once it is made; None before."""
+    if action.startswith("pre_"):
+        if not reverse:
+            owners = {instance.pk}
+        elif action == "pre_clear":
+            owners = set(sender.objects.filter(**{other: instance.pk}).values_list(owner, flat=True))
+        else:
+            owners = set(pk_set)
+        instance._sealed_owners = owners
+        return None
     if action not in ("post_add", "post_remove", "post_clear"):
         return None
-    if not reverse:
-        return {instance.pk}
-    return getattr(instance, "_sealed_owners", set()) if action == "post_clear" else set(pk_set)
+    return getattr(instance, "_sealed_owners", set())
+
+
+def _note_tampered(instance, users: Iterable[int]) -> None:
+    instance._tampered_users = {user for user in users if tampered(user)}
+
+
+def _seal_untampered(instance, users: Iterable[int]) -> None:
+    skipped = getattr(instance, "_tampered_users", set())
+    if skipped:
+        logger.warning(
+            "users %s were changed around the application before this write: not sealed", sorted(skipped)
+        )
+    seal(set(users) - skipped, seals.CHANGE)
+
+
+def _assignments_changed(sender, instance, action, reverse, pk_set, *, other: str) -> None:
+    users = _changed_side(sender, instance, action, reverse, pk_set, owner="user_id", other=other)
+    if action.startswith("pre_"):
+        _note_tampered(instance, getattr(instance, "_sealed_owners", ()))
+    elif users is not None:
+        _seal_untampered(instance, users)
 
 
 def _groups_changed(sender, instance, action, reverse, pk_set, **kwargs):
-    users = _changed_side(sender, instance, action, reverse, pk_set, owner="user_id", other="group_id")
-    if users is not None:
-        seal(users, seals.CHANGE)
+    _assignments_changed(sender, instance, action, reverse, pk_set, other="group_id")
 
 
 def _user_permissions_changed(sender, instance, action, reverse, pk_set, **kwargs):
-    users = _changed_side(sender, instance, action, reverse, pk_set, owner="user_id", other="permission_id")
-    if users is not None:
-        seal(users, seals.CHANGE)
+    _assignments_changed(sender, instance, action, reverse, pk_set, other="permission_id")
+
+
+def _members_of(groups: Iterable[int]) -> set[int]:
+    members = get_user_model().groups.through.objects.filter(group_id__in=list(groups))
+    return set(members.values_list("user_id", flat=True))
 
 
 def _group_permissions_changed(sender, instance, action, reverse, pk_set, **kwargs):
     """A group's permissions are its users' too: they are sealed again."""
     groups = _changed_side(sender, instance, action, reverse, pk_set, owner="group_id", other="permission_id")
-    if groups is not None:
-        members = get_user_model().groups.through.objects.filter(group_id__in=groups)
-        seal(set(members.values_list("user_id", flat=True)), seals.CHANGE)
+    if action.startswith("pre_"):
+        _note_tampered(instance, _members_of(getattr(instance, "_sealed_owners", ())))
+    elif groups is not None:
+        _seal_untampered(instance, _members_of(groups))
+
+
+def _holders(instance) -> set[int]:
+    """Users a group or permission about to be deleted counts for: the cascade removes their rows
+    without a many-to-many signal."""
+    if isinstance(instance, Group):
+        return _members_of([instance.pk])
+    direct = get_user_model().user_permissions.through.objects.filter(permission_id=instance.pk)
+    groups = Group.permissions.through.objects.filter(permission_id=instance.pk).values_list(
+        "group_id", flat=True
+    )
+    return set(direct.values_list("user_id", flat=True)) | _members_of(groups)
+
+
+def _assignment_deleting(sender, instance, **kwargs):
+    instance._sealed_owners = _holders(instance)
+    _note_tampered(instance, instance._sealed_owners)
+
+
+def _assignment_deleted(sender, instance, **kwargs):
+    _seal_untampered(instance, getattr(instance, "_sealed_owners", ()))
 
 
 def _membership_saved(sender, instance, created, raw=False, **kwargs):
     if created and not raw:
         seal_into(instance.tenant_id, [instance.user_id])
+
+
+def _membership_deleted(sender, instance, **kwargs):
+    """A member removed through the application no longer counts there, unless staff."""
+    found = identities([instance.user_id]).get(instance.user_id)
+    if found is not None and not (found["is_staff"] or found["is_superuser"]):
+        seal_left(instance.user_id, [instance.tenant_id])
 
 
 def _tenant_saved(sender, instance, created, raw=False, **kwargs):
@@ -245,7 +391,14 @@ def seal_signin(user_id: int) -> None:
 def connect() -> None:
     """From the audit app's ready(): Django's writes of users, groups and sign-ins are sealed."""
     user = get_user_model()
+    pre_save.connect(_user_saving, sender=user, dispatch_uid="seal-user-saving")
     post_save.connect(_user_saved, sender=user, dispatch_uid="seal-user-saved")
+    for model in (Group, Permission):
+        pre_delete.connect(_assignment_deleting, sender=model, dispatch_uid=f"seal-{model.__name__}-deleting")
+        post_delete.connect(_assignment_deleted, sender=model, dispatch_uid=f"seal-{model.__name__}-deleted")
+    post_delete.connect(
+        _membership_deleted, sender=apps.get_model("tenancy", "Membership"), dispatch_uid="seal-member-left"
+    )
     pre_delete.connect(_user_deleting, sender=user, dispatch_uid="seal-user-deleting")
     post_delete.connect(_user_deleted, sender=user, dispatch_uid="seal-user-deleted")
     m2m_changed.connect(_groups_changed, sender=user.groups.through, dispatch_uid="seal-user-groups")
@@ -292,21 +445,32 @@ def problem(tenant, ring, *, progress=None) -> str | None:
                 f"application{_acted_after(tenant, user_id, at)}"
             )
     expected = counted(tenant.pk)
-    found = identities(expected | {pk for pk, sealed in current.items() if sealed[1] != seals.DELETE})
+
+    def gone(user_id: int) -> bool:  # deleted, or left through the application
+        seq, action, row_digest, key_id = current[user_id]
+        key = ring.key(key_id)
+        return action == seals.DELETE or (
+            key is not None and hmac.compare_digest(row_digest, _left_digest(user_id, tenant.pk, key))
+        )
+
+    found = identities(expected | {pk for pk in current if not gone(pk)})
     for user_id in sorted(expected):
-        sealed = current.get(user_id)
-        if user_id in found and (sealed is None or sealed[1] == seals.DELETE):
+        if user_id in found and (user_id not in current or gone(user_id)):
             return (
                 f"{_name(user_id)} has no seal in this tenant: they were inserted, made staff or "
                 "superuser, or made a member around the application"
             )
-    for user_id, (seq, action, row_digest, key_id) in sorted(current.items()):
-        if action == seals.DELETE:
+    for user_id, (seq, _, row_digest, key_id) in sorted(current.items()):
+        if gone(user_id):
             continue
         if user_id not in found:
             return f"user {user_id} was deleted around the application (sealed at #{seq})"
         if user_id not in expected:
-            continue  # no longer a member: its identity no longer counts here
+            return (
+                f"{_name(user_id)} no longer counts in this tenant, but was never removed through the "
+                f"application (sealed at #{seq}): a membership or a staff or superuser flag was taken "
+                "away around it"
+            )
         key = ring.key(key_id)
         if key is None:
             return f"user {user_id} is sealed (#{seq}) with key {key_id!r}, which is not in the keyring"

@@ -406,3 +406,26 @@ def baseline(model, tenant_ids: Iterable[int], *, batch: int = 5000) -> None:
                     entries = []
             if entries:
                 append(tenant_id, entries, ring=ring)
+
+
+def unchanged(model: type[Sealed], pk: int) -> bool:
+    """Whether a sealed row is as its latest seal says: asked before acting on the row's word (a
+    token's hash, a member's role), so a row changed around the application, used and put back,
+    acts for no one. One indexed read of the row and one of its latest seal."""
+    found = next(rows(model._base_manager.filter(pk=pk)), None)
+    if found is None:
+        return False
+    _, tenant_id, values = found
+    named = nullcontext() if current_tenant() == tenant_id else tenant_context(tenant_id)
+    with named:
+        latest = (
+            apps.get_model("audit", "Seal")
+            .objects.filter(tenant_id=tenant_id, kind=model.seal_kind, object_id=pk)
+            .order_by("-seq")
+            .values_list("action", "digest", "key_id")
+            .first()
+        )
+    if latest is None or latest[0] == DELETE:
+        return False
+    key = keyring().key(latest[2])
+    return key is not None and hmac.compare_digest(digest(model, pk, tenant_id, values, key), latest[1])

@@ -7,6 +7,7 @@ record names a confirmer who did not confirm here, signed in."""
 from django.db import transaction
 from django.utils import timezone
 
+from memory_review.audit import identities
 from memory_review.lifecycle import Actor, LifecycleError
 from memory_review.memories.models import DualControl, Memory
 from memory_review.memories.services import memory_forget
@@ -51,6 +52,7 @@ def request_forget(*, memory: Memory, reason: str, seen_version: int, by) -> Dua
 
 
 def _ask(*, tenant: Tenant, kind: str, reason: str, by, **target) -> DualControl:
+    _as_sealed(tenant, by)
     now = timezone.now()
     return DualControl.objects.create(
         tenant=tenant, kind=kind, reason=reason.strip(), requested_by=by, requested_at=now,
@@ -62,6 +64,7 @@ def _ask(*, tenant: Tenant, kind: str, reason: str, by, **target) -> DualControl
 def confirm(*, request: DualControl, by, request_id: str | None = None) -> DualControl:
     """The second person says yes, and it happens now, in the same transaction."""
     row = _open(request)
+    _as_sealed(row.tenant, by)
     if row.requested_by_id == by.pk:
         raise DualControlError("the two-person rule needs someone other than the person who asked")
     if not Membership.objects.filter(tenant=row.tenant, user=by, role__in=(Role.LEAD, Role.ADMIN)).exists():
@@ -89,6 +92,13 @@ def confirm(*, request: DualControl, by, request_id: str | None = None) -> DualC
 @transaction.atomic
 def cancel(*, request: DualControl, by) -> DualControl:
     return _decide(_open(request), by, "cancelled")
+
+
+def _as_sealed(tenant: Tenant, by) -> None:
+    """Both people of the rule are who their sealed accounts say (audit/identities.py): a password
+    hash borrowed around the application confirms nothing."""
+    if by is not None and (problem := identities.unsealed(by.pk, tenant.pk)):
+        raise DualControlError(f"{by.username} cannot act under the two-person rule: {problem}")
 
 
 def _open(request: DualControl) -> DualControl:

@@ -4,7 +4,8 @@ The web and worker processes connect as a user that owns nothing (MEMORY_APP on 
 role on PostgreSQL): row-level security binds it, and these grants bound it further. What the
 code never does, the user cannot do: no DELETE anywhere tenant data lives, the append-only
 tables (audit transitions, verdicts, restarts, verifications) take INSERT only, a verdict's one
-later write (`applied`), a source event's erasure and the chain head's move are column grants,
+later write (`applied`), a source event's erasure, the line a verification's checkpoint job wrote
+and the chain head's move are column grants,
 and Django's migration table is not reachable at all.
 
 One map serves both databases: sql/oracle/050_grants.sql is rendered from it (a test fails when
@@ -68,8 +69,9 @@ APP_GRANTS: dict[str, Grant] = {
     # The domain.
     "memories_sourceevent": Grant(
         APPEND,
-        update_columns=("text", "text_hash", "erased_at"),
-        why="events are evidence: only a right-to-forget erasure blanks one",
+        update_columns=("text", "text_hash", "erased_at", "agent_id", "thread_id", "run_id"),
+        why="events are evidence: only a right-to-forget erasure blanks one (or a quote in one), and "
+        "gives its scope ids keyed pseudonyms",
     ),
     "memories_memory": Grant(WRITE, why="forgetting is a status, not a DELETE"),
     "memories_memorytally": Grant(WRITE),
@@ -118,7 +120,12 @@ APP_GRANTS: dict[str, Grant] = {
     "audit_auditchain": Grant(
         ("SELECT", "INSERT"), update_columns=("seq", "head_hash", "seal_seq", "seal_hash")
     ),
-    "audit_auditverification": Grant(APPEND),
+    "audit_auditverification": Grant(
+        APPEND,
+        update_columns=("checkpoint_lines", "checkpoint_line_hash"),
+        why="a verification is never rewritten, but for the checkpoint line its job has just written "
+        "(sealed again as it is recorded)",
+    ),
     "audit_verificationrun": Grant(WRITE, why="a run's progress moves; the record stays"),
 }
 

@@ -65,8 +65,10 @@ GRANT SELECT, INSERT ON AUDIT_AUDITCHAIN TO MEMORY_APP
 GRANT UPDATE (SEQ, HEAD_HASH, SEAL_SEQ, SEAL_HASH) ON AUDIT_AUDITCHAIN TO MEMORY_APP
 /
 
--- audit_auditverification: SELECT, INSERT
+-- audit_auditverification: a verification is never rewritten, but for the checkpoint line its job has just written (sealed again as it is recorded)
 GRANT SELECT, INSERT ON AUDIT_AUDITVERIFICATION TO MEMORY_APP
+/
+GRANT UPDATE (CHECKPOINT_LINES, CHECKPOINT_LINE_HASH) ON AUDIT_AUDITVERIFICATION TO MEMORY_APP
 /
 
 -- audit_seal: the seals' ledger is append-only (a trigger refuses UPDATE and DELETE)
@@ -183,10 +185,10 @@ GRANT SELECT, INSERT ON MEMORIES_MEMORYLINK TO MEMORY_APP
 GRANT SELECT, INSERT, UPDATE ON MEMORIES_MEMORYTALLY TO MEMORY_APP
 /
 
--- memories_sourceevent: events are evidence: only a right-to-forget erasure blanks one
+-- memories_sourceevent: events are evidence: only a right-to-forget erasure blanks one (or a quote in one), and gives its scope ids keyed pseudonyms
 GRANT SELECT, INSERT ON MEMORIES_SOURCEEVENT TO MEMORY_APP
 /
-GRANT UPDATE (TEXT, TEXT_HASH, ERASED_AT) ON MEMORIES_SOURCEEVENT TO MEMORY_APP
+GRANT UPDATE (TEXT, TEXT_HASH, ERASED_AT, AGENT_ID, THREAD_ID, RUN_ID) ON MEMORIES_SOURCEEVENT TO MEMORY_APP
 /
 
 -- review_claim: claims are released, and kept as the record

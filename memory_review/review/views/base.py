@@ -2,18 +2,24 @@
 in every template the tenant, the role (the header shows both) and whether the viewer works
 blind."""
 
+import logging
 from functools import wraps
 
 from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 
 from memory_review import params
+from memory_review.audit import identities, seals
 from memory_review.tenancy.access import get_membership
+from memory_review.tenancy.models import Membership
 
 from ..access import works_blind
+
+logger = logging.getLogger(__name__)
 
 
 def tenant_view(view):
@@ -24,6 +30,8 @@ def tenant_view(view):
     @wraps(view)
     def wrapper(request: HttpRequest, slug: str, *args, **kwargs):
         membership = get_membership(request.user, slug)
+        if request.method not in SAFE_METHODS:
+            refuse_borrowed_credentials(request.user, membership)
         try:
             params.screen(request)
             params.path_ids(kwargs)
@@ -32,6 +40,20 @@ def tenant_view(view):
             return bad_request(request, membership, [str(exc)])
 
     return wrapper
+
+
+SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
+
+
+def refuse_borrowed_credentials(user, membership) -> None:
+    """Before a person changes anything: their account and membership must be as last sealed. A
+    password hash or a role written around the application (and put back after) acts for no one."""
+    problem = identities.unsealed(user.pk, membership.tenant_id)
+    if problem is None and not seals.unchanged(Membership, membership.pk):
+        problem = "the membership was changed around the application"
+    if problem is not None:
+        logger.warning("user %s refused in tenant %s: %s", user.pk, membership.tenant_id, problem)
+        raise PermissionDenied(f"Nothing was done: {problem}. Ask an administrator to run verify_audit.")
 
 
 def bad_request(request: HttpRequest, membership, problems: list[str], *, back: str = "") -> HttpResponse:
