@@ -127,3 +127,24 @@ def test_an_erasure_quoting_her_leaves_the_tenant_verifying(demo, client, erase)
         if model._base_manager.filter(**{f"{column}__contains": sentence}).exists()
     ]
     assert left == []
+
+
+def test_a_customer_with_four_hundred_events_can_be_erased_and_the_tenant_verifies(acme):
+    """Each event gives two sentences to look for everywhere: asked as one OR, SQLite refused the
+    query (its expression tree is at most 1,000 deep), so this customer could never be erased."""
+    from memory_review.compliance.erasure import erase_subject
+    from memory_review.memories.services import event_record
+
+    for n in range(400):
+        event_record(
+            tenant=acme, source="chat", user_id="cust-9",
+            text=f"My order number {n} is late again. Please call me back about order {n}.",
+        )  # fmt: skip
+    other = event_record(tenant=acme, source="chat", user_id="cust-1", text="My order number 7 is late again.")
+
+    erasure = erase_subject(tenant=acme, user_id="cust-9", reason="asked", requested_by="user:1")
+
+    assert erasure.events_erased == 400
+    other.refresh_from_db()
+    assert other.text == ERASED  # it quotes her, whole
+    assert verification.problem_in(acme) is None

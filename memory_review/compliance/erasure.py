@@ -189,6 +189,32 @@ def quoting(column: str, fragments: list[str]) -> Q:
     return found
 
 
+# A row is asked for this many quotes at once: SQLite parses an OR of LIKEs as a tree at most 1,000
+# deep (a customer with 400 events could not be erased), and a shorter OR plans better anywhere.
+QUOTES_A_QUERY = 100
+
+
+def shortest(fragments: list[str]) -> list[str]:
+    """The fragments a text must hold one of to quote any: a text holding a longer fragment holds
+    the shorter ones inside it too (a sentence, its clauses), so only those need asking for."""
+    kept: list[str] = []
+    for fragment in sorted(set(fragments), key=len):
+        if not any(short in fragment for short in kept):
+            kept.append(fragment)
+    return kept
+
+
+def quoting_rows(rows, column: str, fragments: list[str]) -> Q:
+    """The rows of `rows` whose `column` quotes the person, found a batch of the shortest quotes at a
+    time, as a condition on their ids."""
+    wanted = shortest(fragments)
+    found: set[int] = set()
+    for start in range(0, len(wanted), QUOTES_A_QUERY):
+        batch = quoting(column, wanted[start : start + QUOTES_A_QUERY])
+        found.update(rows.filter(batch).values_list("pk", flat=True))
+    return Q(pk__in=sorted(found))
+
+
 def holds_quote(text: str | None, fragments: list[str]) -> bool:
     return bool(text) and any(fragment in text for fragment in fragments)
 
@@ -223,15 +249,16 @@ def blank_copies(
     imported replay cases quoting them; a job's filters; a quote of them in another customer's
     event, as a span; and the Django admin log's copies. Returns how many label notes were cleared."""
     theirs = Q(memory__in=memories) | Q(candidate__in=candidates)
-    transitions = Transition.objects.filter(tenant=tenant).filter(theirs | quoting("reason", fragments))
+    trail = Transition.objects.filter(tenant=tenant)
+    transitions = trail.filter(theirs | quoting_rows(trail, "reason", fragments))
     chain.erase_text(transitions, erasure_id=erasure.pk)
 
-    labels = Label.objects.for_tenant(tenant).filter(
+    noted = Label.objects.for_tenant(tenant).filter(note__isnull=False)
+    labels = noted.filter(
         Q(verdict__memory__in=memories)
         | Q(verdict__event__in=events)
         | Q(candidate__in=candidates)
-        | quoting("note", fragments),
-        note__isnull=False,
+        | quoting_rows(noted, "note", fragments)
     )
     cleared = labels.update(note=None)
 
@@ -259,15 +286,14 @@ def _blank_typed(tenant: Tenant, fragments: list[str], *, own: dict[str, list[in
             continue
         mine = own.get(THEIR_ROWS.get(model._meta.label, ""), [])
         rows = model.objects.filter(tenant=tenant, **{f"{column}__isnull": False})  # sealed as erase
-        rows.filter(Q(pk__in=mine) | quoting(column, fragments)).update(**{column: ERASED})
+        rows.filter(Q(pk__in=mine) | quoting_rows(rows, column, fragments)).update(**{column: ERASED})
 
 
 def _redact_quoting_events(tenant: Tenant, fragments: list[str], *, theirs: list[int]) -> None:
     """Another customer's event that quotes the person keeps its own words: only the quote is
     redacted, longest quotes first (their own events are erased whole, below)."""
-    quoting_events = (
-        SourceEvent.objects.filter(tenant=tenant).exclude(pk__in=theirs).filter(quoting("text", fragments))
-    )
+    others = SourceEvent.objects.filter(tenant=tenant).exclude(pk__in=theirs)
+    quoting_events = others.filter(quoting_rows(others, "text", fragments))
     for pk, text in quoting_events.values_list("pk", "text"):
         for fragment in fragments:
             text = text.replace(fragment, ERASED)
@@ -314,5 +340,5 @@ def _blank_admin_log(fragments: list[str], *, memories, events, candidates) -> N
         theirs |= Q(content_type=kind, object_id__in=[str(pk) for pk in pks])
     quoted = theirs
     for column in ("object_repr", "change_message"):
-        quoted |= quoting(column, fragments)
+        quoted |= quoting_rows(LogEntry.objects.all(), column, fragments)
     LogEntry.objects.filter(quoted).update(object_repr=ERASED, change_message="")
