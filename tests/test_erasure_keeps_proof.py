@@ -140,7 +140,9 @@ def test_a_customer_with_four_hundred_events_can_be_erased_and_the_tenant_verifi
             tenant=acme, source="chat", user_id="cust-9",
             text=f"My order number {n} is late again. Please call me back about order {n}.",
         )  # fmt: skip
-    other = event_record(tenant=acme, source="chat", user_id="cust-1", text="My order number 7 is late again.")
+    other = event_record(
+        tenant=acme, source="chat", user_id="cust-1", text="My order number 7 is late again."
+    )
 
     erasure = erase_subject(tenant=acme, user_id="cust-9", reason="asked", requested_by="user:1")
 
@@ -148,3 +150,13 @@ def test_a_customer_with_four_hundred_events_can_be_erased_and_the_tenant_verifi
     other.refresh_from_db()
     assert other.text == ERASED  # it quotes her, whole
     assert verification.problem_in(acme) is None
+
+
+def test_her_email_address_and_phone_number_are_quotes_of_her_on_their_own():
+    """One word can be enough: no other text shares an e-mail address or a long number by chance."""
+    from memory_review.compliance.erasure import quotes
+
+    found = quotes(["Reach me at dana.w@example.co.uk or +44 20 7946 0958, not before 2026-12-04 10:00."])
+
+    assert "dana.w@example.co.uk" in found and "+44 20 7946 0958" in found
+    assert not any(q.startswith("2026-12-04") for q in found)

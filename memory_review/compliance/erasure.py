@@ -164,10 +164,15 @@ def _pseudonymise_scope(tenant: Tenant, **rows) -> None:
 # phone number or a sentence typed into a reason.
 QUOTE_MIN_CHARS = 12
 _CLAUSES = re.compile(r"[.!?;:,()\n]+")
+# One word can be enough: an e-mail address, or a phone or account number (eight digits or more,
+# however they are spaced), is theirs wherever it is written.
+_DATE = re.compile(r"\d{4}-\d{2}-\d{2}|\d{1,2}[./-]\d{1,2}[./-]\d{2,4}")
+_IDENTIFIERS = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+|\+?\d(?:[\d().\s-]*\d){7,}")
 
 
 def quotes(texts: Iterable[str]) -> list[str]:
     """The fragments of these texts that count as quoting them, longest first."""
+    texts = list(texts)
     found = set()
     for text in texts:
         if not text or text == ERASED:
@@ -177,7 +182,11 @@ def quotes(texts: Iterable[str]) -> list[str]:
             found.add(sentence.strip())
         for clause in _CLAUSES.split(text):
             found.add(clause.strip())
-    kept = [q for q in found if len(q) >= QUOTE_MIN_CHARS and len(q.split()) >= 2]
+    kept = {q for q in found if len(q) >= QUOTE_MIN_CHARS and len(q.split()) >= 2}
+    for text in texts:
+        for match in _IDENTIFIERS.finditer(text or ""):
+            if not _DATE.match(match.group()):  # a date and time is no one's number
+                kept.add(match.group().strip())
     return sorted(kept, key=len, reverse=True)
 
 
