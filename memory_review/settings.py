@@ -439,6 +439,12 @@ WEBHOOK_TIMEOUT_S = env_float("WEBHOOK_TIMEOUT_S", 10.0)  # each step of a try: 
 WEBHOOK_DEADLINE_S = env_float("WEBHOOK_DEADLINE_S", 15.0)
 if not WEBHOOK_DEADLINE_S > 0:
     raise ImproperlyConfigured(f"WEBHOOK_DEADLINE_S is seconds above 0, not {WEBHOOK_DEADLINE_S}")
+# Tries in flight at once to one endpoint, once it has answered within the deadline; until then,
+# and again after a try runs out of time, one. Below the webhook worker's processes, a receiver
+# that turns slow leaves the others some.
+WEBHOOK_TRIES_AT_ONCE = env_int("WEBHOOK_TRIES_AT_ONCE", 2)
+if WEBHOOK_TRIES_AT_ONCE < 1:
+    raise ImproperlyConfigured(f"WEBHOOK_TRIES_AT_ONCE is 1 or more, not {WEBHOOK_TRIES_AT_ONCE}")
 WEBHOOK_SWEEP_SECONDS = env_float("WEBHOOK_SWEEP_SECONDS", 5.0)
 # A first try not started this long after its change is taken as lost (a broker restart, a worker
 # killed holding it) and queued again by the sweep; the lease keeps two workers off one delivery.

@@ -427,48 +427,97 @@ async def _post(client: httpx.AsyncClient, target: targets.Target, body: str, se
     return response.status_code
 
 
-def _slow_key(endpoint_id: int) -> str:
-    return f"webhooks:slow:{endpoint_id}"
+OPEN = "open"  # the cache did not answer: tried with no limit, as before there was one
+
+
+def _answered_key(endpoint_id: int) -> str:
+    return f"webhooks:answered-in-time:{endpoint_id}"
+
+
+def _slots(endpoint_id: int) -> list[str]:
+    """The endpoint's in-flight tokens: one until it has answered within the deadline, then
+    WEBHOOK_TRIES_AT_ONCE (a try that runs out of time takes it back to one)."""
+    at_once = settings.WEBHOOK_TRIES_AT_ONCE if cache.get(_answered_key(endpoint_id)) else 1
+    return [f"webhooks:in-flight:{endpoint_id}:{n}" for n in range(at_once)]
 
 
 @contextmanager
-def _endpoint_turn(endpoint_id: int, pk: int):
-    """Whether this delivery may be tried now: "open" for an endpoint that answers in time;
-    for one whose last try ran out of time, "slot" while this delivery holds the endpoint's one
-    slot, None while another try holds it. So a slow or hostile receiver ties up one worker at a
-    time, not all of them, and the other endpoints' deliveries go on. Kept in the shared cache;
-    the slot lapses with the try's lease if its worker dies."""
-    slot = f"webhooks:slot:{endpoint_id}"
+def _endpoint_turn(endpoint_id: int):
+    """The in-flight token this try holds (a cache key), None while every one is taken, or OPEN.
+
+    A brand-new endpoint has one token, so a hostile receiver holds one webhook process at a
+    time from its first delivery on, not every process for its first deadline; one that answered
+    in time has WEBHOOK_TRIES_AT_ONCE. A token lapses at the deadline plus 5 s, as the try's
+    lease: a worker that dies holding it blocks its endpoint no longer than that."""
+    mine = secrets.token_hex(8)
     try:
-        if not cache.get(_slow_key(endpoint_id)):
-            yield "open"
-            return
-        took = cache.add(slot, pk, timeout=settings.WEBHOOK_DEADLINE_S + 5)
+        held = next(
+            (
+                slot
+                for slot in _slots(endpoint_id)
+                if cache.add(slot, mine, timeout=settings.WEBHOOK_DEADLINE_S + 5)
+            ),
+            None,
+        )
     except Exception:  # no cache: try it, as before the limit, rather than hold every delivery
         logger.warning(
             "webhooks: the cache did not answer; endpoint %s tried unlimited", endpoint_id, exc_info=True
         )
-        yield "open"
+        yield OPEN
         return
-    if not took:
+    if held is None:
         yield None
         return
     try:
-        yield "slot"
+        yield held
     finally:
-        cache.delete(slot)
+        try:
+            if cache.get(held) == mine:  # not a token that lapsed and another try took since
+                cache.delete(held)
+        except Exception:  # it lapses at its expiry
+            logger.warning("webhooks: the cache did not answer", exc_info=True)
 
 
-def _defer(pk: int, now: datetime) -> None:
-    """Later, not failed: no try is spent, and the sweep queues it again once the slot's try is over."""
-    WebhookDelivery.objects.filter(pk=pk, state=State.PENDING).update(
+def _put_back(tenant_id: int, endpoint_id: int, pk: int, now: datetime) -> str:
+    """Later, not failed: no try is spent. The try holding the turn hands it on when it ends
+    (`_hand_on`); the sweep sends it after one deadline if that try's worker died. A try that
+    ended between our look and this write handed on without seeing it: so we look again."""
+    due_and_free = Q(leased_until__isnull=True) | Q(leased_until__lte=now)  # a repeated task changes nothing
+    WebhookDelivery.objects.filter(due_and_free, pk=pk, state=State.PENDING, next_attempt_at__lte=now).update(
         next_attempt_at=now + timedelta(seconds=settings.WEBHOOK_DEADLINE_S), queued_at=None
     )
+    try:
+        free = not cache.get_many(_slots(endpoint_id))
+    except Exception:  # the sweep sends it
+        logger.warning("webhooks: the cache did not answer", exc_info=True)
+        free = False
+    if free:
+        _hand_on(tenant_id, endpoint_id)
+    return "put back: its endpoint has a try in flight"
+
+
+def _hand_on(tenant_id: int, endpoint_id: int) -> None:
+    """After a try gave its token back: queue the first tries put back meanwhile, oldest first,
+    one for each token free now, whether or not their put-back time has come (a try that ran
+    out of time ends after it). Only first tries, none queued: a put-back retry keeps its wait
+    and the sweep sends it."""
+    try:
+        slots = _slots(endpoint_id)
+        free = len(slots) - len(cache.get_many(slots))
+    except Exception:
+        free = 1
+    waiting = WebhookDelivery.objects.filter(
+        endpoint_id=endpoint_id, state=State.PENDING, attempts=0, queued_at__isnull=True
+    )
+    for pk in waiting.order_by("pk").values_list("pk", flat=True)[: max(free, 0)]:
+        now = timezone.now()
+        if waiting.filter(pk=pk).update(next_attempt_at=now, queued_at=now):
+            _enqueue(DELIVER_TASK, tenant_id, pk)
 
 
 def send(tenant_id: int, pk: int) -> str:
-    """Try one delivery if it is due, no other worker holds it and its endpoint has room (a slow
-    one is tried once at a time); what became of it."""
+    """Try one delivery if it is due, no other worker holds it and its endpoint has a free
+    in-flight token (`_endpoint_turn`); what became of it."""
     now = timezone.now()
     endpoint_id = (
         WebhookDelivery.objects.filter(pk=pk, tenant_id=tenant_id)
@@ -477,41 +526,44 @@ def send(tenant_id: int, pk: int) -> str:
     )
     if endpoint_id is None:
         return "not due"
-    with _endpoint_turn(endpoint_id, pk) as turn:
+    with _endpoint_turn(endpoint_id) as turn:
         if turn is None:
-            _defer(pk, now)
-            return "deferred: its endpoint is slow"
+            return _put_back(tenant_id, endpoint_id, pk, now)
         delivery = _claim(tenant_id, pk, now)
-        if delivery is None:
-            return "not due"
-        body = payload(delivery)
-        started = time.monotonic()
-        code, error, too_slow = None, "", False
-        try:
-            code = post(targets.check(delivery.endpoint.url), body, headers(delivery, body, now))
-            if not 200 <= code < 300:
-                error = f"answered {code}"
-        except targets.TargetRefused as exc:
-            error = f"refused: the URL {exc}"
-        except (DeadlinePassed, httpx.TimeoutException) as exc:
-            error, too_slow = (str(exc) or type(exc).__name__)[:300], True
-        except httpx.HTTPError as exc:
-            error = f"{type(exc).__name__}: {exc}"[:300] or type(exc).__name__
-        latency = round((time.monotonic() - started) * 1000)
-        _note_speed(endpoint_id, too_slow=too_slow, was_slow=turn == "slot")
-        return _record(delivery, code=code, error=error, latency_ms=latency)
+        if delivery is not None:
+            tried = _try(delivery, now)
+    if turn != OPEN:
+        _hand_on(tenant_id, endpoint_id)
+    if delivery is None:
+        return "not due"
+    return _record(delivery, **tried)
 
 
-def _note_speed(endpoint_id: int, *, too_slow: bool, was_slow: bool) -> None:
-    """An endpoint that ran out of time is tried once at a time from now on (for a day at most),
-    until a try of it ends in time."""
+def _try(delivery: WebhookDelivery, now: datetime) -> dict:
+    """Post it once; what to record. An answer within the deadline, whatever its code, lets the
+    endpoint run WEBHOOK_TRIES_AT_ONCE; running out of time takes it back to one."""
+    body = payload(delivery)
+    started = time.monotonic()
+    code, error, too_slow = None, "", False
+    try:
+        code = post(targets.check(delivery.endpoint.url), body, headers(delivery, body, now))
+        if not 200 <= code < 300:
+            error = f"answered {code}"
+    except targets.TargetRefused as exc:
+        error = f"refused: the URL {exc}"
+    except (DeadlinePassed, httpx.TimeoutException) as exc:
+        error, too_slow = (str(exc) or type(exc).__name__)[:300], True
+    except httpx.HTTPError as exc:
+        error = f"{type(exc).__name__}: {exc}"[:300] or type(exc).__name__
+    latency = round((time.monotonic() - started) * 1000)
     try:
         if too_slow:
-            cache.set(_slow_key(endpoint_id), 1, timeout=24 * 3600)
-        elif was_slow:
-            cache.delete(_slow_key(endpoint_id))
+            cache.delete(_answered_key(delivery.endpoint_id))
+        elif code is not None:
+            cache.set(_answered_key(delivery.endpoint_id), 1, timeout=24 * 3600)  # a day unheard: one again
     except Exception:  # the limit is a courtesy to the other endpoints: the try itself is recorded
         logger.warning("webhooks: the cache did not answer", exc_info=True)
+    return {"code": code, "error": error, "latency_ms": latency}
 
 
 def _record(delivery: WebhookDelivery, *, code: int | None, error: str, latency_ms: int) -> str:

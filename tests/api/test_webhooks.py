@@ -4,10 +4,14 @@ verifier, retries under one webhook-id, the delivery log and redelivery, disabli
 failures, inward targets refused, and another tenant's endpoints out of reach."""
 
 import json
+import threading
 import time
+import uuid
+from contextlib import contextmanager
 from datetime import timedelta
 
 import pytest
+from django.db import connection
 from django.utils import timezone
 from standardwebhooks import Webhook
 
@@ -29,6 +33,15 @@ def loopback_allowed(settings):
     settings.WEBHOOK_ALLOW_NETWORKS = ["127.0.0.0/8"]
     settings.WEBHOOK_RETRY_SECONDS = [0.0, 0.0, 0.0]
     return settings
+
+
+@pytest.fixture(autouse=True)
+def endpoints_unheard(settings):
+    """The cache keeps what each endpoint has shown (an answer in time, a try in flight) by its
+    id, and ids come round again from test to test: each test keys its own."""
+    default = settings.CACHES["default"]
+    prefix = f"{default.get('KEY_PREFIX', '')}-{uuid.uuid4().hex[:8]}"
+    settings.CACHES = {"default": {**default, "KEY_PREFIX": prefix}}
 
 
 @pytest.fixture
@@ -63,6 +76,33 @@ def deliver_all(tenant) -> list[str]:
     return [
         webhooks.send(tenant.pk, pk) for pk in webhooks.due(tenant.pk, timezone.now() + timedelta(days=2))
     ]
+
+
+@contextmanager
+def another_worker(task, *args):
+    """`task(*args)` in a thread of its own, as a second webhook process would run it; its
+    outcome is in the list once the block ends."""
+    outcome = []
+
+    def run():
+        try:
+            outcome.append(task(*args))
+        finally:
+            connection.close()
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    try:
+        yield outcome
+    finally:
+        thread.join(timeout=30)
+
+
+def wait_for(condition, what: str, seconds: float = 10) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.02)
 
 
 def forget(memory):
@@ -173,30 +213,114 @@ def test_a_receiver_trickling_its_answer_is_cut_off_at_the_deadline_and_the_try_
     assert 1500 <= attempt.latency_ms < 5000
 
 
-def test_an_endpoint_that_ran_out_of_time_is_tried_once_at_a_time_and_the_rest_wait_their_turn(
+@pytest.mark.django_db(transaction=True)  # the second worker is a thread with its own connection
+def test_a_new_endpoint_gets_one_try_in_flight_and_the_others_wait_without_spending_a_try(
     client, acme, token, receiver, settings
 ):
-    settings.WEBHOOK_DEADLINE_S = 1.0
-    receiver.trickle = 0.5
+    settings.WEBHOOK_DEADLINE_S = 2.0
+    receiver.trickle = 0.5  # a hostile receiver from its very first delivery
     register(client, token, receiver.url)
     make_memory(acme)
-    assert deliver_all(acme) == ["will retry"]  # ran out of time: the endpoint is slow now
     make_memory(acme, subject="second")
+    webhooks.fan_out(acme.pk, send=False)
+    first, second = WebhookDelivery.objects.order_by("pk")
+
+    with another_worker(webhooks.send, acme.pk, first.pk) as outcome:
+        wait_for(lambda: len(receiver.received) == 1, "the first try to reach the receiver")
+        assert webhooks.send(acme.pk, second.pk) == "put back: its endpoint has a try in flight"
+        second.refresh_from_db()
+        assert (second.attempts, second.state, second.queued_at) == (0, "pending", None)  # no try spent
+        assert second.next_attempt_at > timezone.now()
+        assert len(receiver.received) == 1  # one webhook process held, not two
+    assert outcome == ["will retry"]
+
+    second.refresh_from_db()  # the try that ended handed its turn on: queued again, still unspent
+    assert (second.attempts, second.state) == (0, "pending")
+    assert second.queued_at is not None and second.next_attempt_at <= timezone.now()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_endpoint_that_answered_in_time_runs_several_tries_at_once_up_to_the_setting(
+    client, acme, token, receiver, settings
+):
+    settings.WEBHOOK_TRIES_AT_ONCE = 2
+    receiver.delay = 1.0
+    register(client, token, receiver.url)
+    make_memory(acme)
+    assert deliver_all(acme) == ["delivered"]  # it answered within the deadline
+    for n in range(3):
+        make_memory(acme, subject=f"plan-{n}")
+    webhooks.fan_out(acme.pk, send=False)
+    one, two, three = WebhookDelivery.objects.filter(attempts=0).order_by("pk")
+
+    with another_worker(webhooks.send, acme.pk, one.pk) as first:
+        wait_for(lambda: len(receiver.received) == 2, "the first try to reach the receiver")
+        time.sleep(0.3)  # the two tries record their answers apart (SQLite takes one writer)
+        with another_worker(webhooks.send, acme.pk, two.pk) as second:
+            wait_for(lambda: len(receiver.received) == 3, "a second try in flight at the same time")
+            assert webhooks.send(acme.pk, three.pk) == "put back: its endpoint has a try in flight"
+    assert first == second == ["delivered"]
+    three.refresh_from_db()
+    assert (three.attempts, three.state) == (0, "pending")
+
+
+def test_an_endpoint_that_runs_out_of_time_goes_back_to_one_try_at_a_time(
+    client, acme, token, receiver, settings
+):
+    settings.WEBHOOK_DEADLINE_S, settings.WEBHOOK_TRIES_AT_ONCE = 1.0, 4
+    register(client, token, receiver.url)
+    make_memory(acme)
+    assert deliver_all(acme) == ["delivered"]  # answered in time: four at once
+    receiver.trickle = 0.5
+    make_memory(acme, subject="slow")
+    assert deliver_all(acme) == ["will retry"]  # ran out of time
+    make_memory(acme, subject="waiting")
     webhooks.fan_out(acme.pk, send=False)
     [waiting] = WebhookDelivery.objects.filter(attempts=0)
 
-    with webhooks._endpoint_turn(waiting.endpoint_id, 0) as held:  # another worker's try holds the slot
-        assert held == "slot"
-        assert webhooks.send(acme.pk, waiting.pk) == "deferred: its endpoint is slow"
+    with webhooks._endpoint_turn(waiting.endpoint_id) as held:  # another worker's try in flight
+        assert held
+        assert webhooks.send(acme.pk, waiting.pk) == "put back: its endpoint has a try in flight"
     waiting.refresh_from_db()
-    assert (waiting.attempts, waiting.state, waiting.queued_at) == (0, "pending", None)  # no try spent
-    assert waiting.next_attempt_at > timezone.now()  # the sweep sends it after the slot's try
+    assert (waiting.attempts, waiting.state) == (0, "pending")
 
-    receiver.trickle = 0  # it answers in time again: no longer limited
-    WebhookDelivery.objects.filter(pk=waiting.pk).update(next_attempt_at=timezone.now())  # its turn came
+    receiver.trickle = 0  # it answers in time again
     assert sorted(deliver_all(acme)) == ["delivered", "delivered"]
-    with webhooks._endpoint_turn(waiting.endpoint_id, 0) as turn:
-        assert turn == "open"
+
+
+def test_a_worker_that_died_holding_the_endpoints_token_blocks_it_only_until_the_token_lapses(
+    client, acme, token, receiver, settings
+):
+    settings.WEBHOOK_DEADLINE_S = 0.5  # the token lapses 5.5 s after it was taken
+    register(client, token, receiver.url)
+    make_memory(acme)
+    webhooks.fan_out(acme.pk, send=False)
+    delivery = WebhookDelivery.objects.get()
+    killed = webhooks._endpoint_turn(delivery.endpoint_id)
+    assert killed.__enter__()  # taken, and never given back: the worker was killed
+
+    assert webhooks.send(acme.pk, delivery.pk) == "put back: its endpoint has a try in flight"
+    time.sleep(5.6)
+    assert deliver_all(acme) == ["delivered"]
+    assert WebhookDelivery.objects.get().attempts == 1  # the put-back cost no try
+    del killed
+
+
+def test_with_the_cache_unreachable_every_delivery_is_tried_as_before_the_limit(
+    client, acme, token, receiver, settings
+):
+    register(client, token, receiver.url)
+    for n in range(3):
+        make_memory(acme, subject=f"plan-{n}")
+    settings.CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": "redis://127.0.0.1:9/0",
+        }
+    }
+
+    assert deliver_all(acme) == ["delivered"] * 3
+    assert len(receiver.received) == 3
 
 
 def test_past_the_last_retry_a_delivery_is_given_up_and_a_redelivery_sends_it_under_its_id(
