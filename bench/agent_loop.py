@@ -181,7 +181,7 @@ def receipts(base: str, tenant: Tenant, token: str, *, batch: int, posts_per_thr
     lock = threading.Lock()
 
     def client(k: int) -> None:
-        rng = random.Random(k)
+        rng = random.Random(f"{batch}-{k}")  # a response sent again is written once: new ids each run
         with httpx.Client(base_url=base, headers={"Authorization": f"Bearer {token}"}, timeout=30) as http:
             for n in range(posts_per_thread):
                 payload = body(rng, n)

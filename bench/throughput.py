@@ -49,6 +49,8 @@ import time
 from collections import Counter
 from pathlib import Path
 
+import redis_db
+
 
 def free_port() -> int:  # throwaway.free_port: it cannot be imported before these settings
     with socket.socket() as probe:
@@ -56,29 +58,7 @@ def free_port() -> int:  # throwaway.free_port: it cannot be imported before the
         return probe.getsockname()[1]
 
 
-OWNER = "bench-throughput:owner"
-
-
-def free_redis_database() -> str:
-    """A Redis database of this run's own, emptied: the first of 13, then 11 down to 1, that no
-    other run holds (two runs on one database would take each other's tasks and empty each other's
-    queue; 12 is bench/audit_export.py's, 14 bench/webhooks.py's, 15 the tests'). BENCH_BROKER_URL
-    names one instead."""
-    import redis
-
-    if os.environ.get("BENCH_BROKER_URL"):
-        return os.environ["BENCH_BROKER_URL"]
-    for number in (13, *range(11, 0, -1)):
-        url = f"redis://127.0.0.1:6379/{number}"
-        held = redis.Redis.from_url(url)
-        if held.set(OWNER, os.getpid(), nx=True, ex=24 * 3600):
-            held.flushdb()  # what a run that died left behind
-            held.set(OWNER, os.getpid(), ex=24 * 3600)
-            return url
-    raise SystemExit("every Redis database from 1 to 13 but 12 is held by another run of this script")
-
-
-BROKER = free_redis_database()
+BROKER = redis_db.free_redis_database()
 STANDIN_PORT, WEB_PORT = free_port(), free_port()
 os.environ["CELERY_BROKER_URL"] = BROKER  # before settings load: the web queues on Redis too
 os.environ["CACHE_URL"] = BROKER  # the API's rate limit counts here, shared by the web's workers

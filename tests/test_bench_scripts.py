@@ -32,7 +32,7 @@ TINY = {
     "isolation.py": ["--rounds", "1", "--pollers", "6", "--seconds", "2"],
     "throughput.py": "--customers 20 --workers 1 --rates 2 --step-seconds 3 --chain-hold 2".split(),
 }
-NOT_FIGURES = {"throwaway.py", "settings.py", "fill.py", "attack_drill.py"}
+NOT_FIGURES = {"throwaway.py", "settings.py", "fill.py", "attack_drill.py", "redis_db.py"}
 
 pytestmark = pytest.mark.skipif(
     connection.vendor != "sqlite", reason="runs once, in make test's SQLite pass (the scripts' own database)"
