@@ -3,6 +3,7 @@ is written; a missing or wrong token is a 401; another tenant's URL is a 404."""
 
 import hashlib
 import json
+import logging
 from functools import partial, wraps
 
 from django.conf import settings
@@ -22,14 +23,18 @@ from memory_review.assessments import selectors as assessments_selectors
 from memory_review.assessments.invalidation import observe_event
 from memory_review.assessments.models import Assessment, NoActivePolicy, Verdict
 from memory_review.assessments.promotion import candidate_propose
+from memory_review.audit import seals
 from memory_review.lifecycle import LifecycleError
 from memory_review.memories.models import SourceEvent
 from memory_review.tenancy.db_context import set_tenant
+from memory_review.tenancy.models import ApiToken
 from memory_review.tenancy.names import actor_names
 from memory_review.tenancy.tokens import token_authenticate, token_is_live
 
 from . import intake, long_polls, schemas, throttle
 from .openapi import schema
+
+logger = logging.getLogger(__name__)
 
 
 def bad_request(fields: dict[str, str]) -> JsonResponse:
@@ -71,6 +76,10 @@ def api_view(view):
             response["Retry-After"] = str(wait)
             return response
         set_tenant(token.tenant_id)  # cleared by RequestContextMiddleware
+        if not seals.unchanged(ApiToken, token.pk, obj=token):
+            # A hash planted around the application, or a revocation undone: one indexed read.
+            logger.warning("api token %s does not match its seal: refused", token.pk)
+            return unauthorized()
         request.api_token = token
         try:
             params.screen(request)

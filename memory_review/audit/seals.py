@@ -408,11 +408,15 @@ def baseline(model, tenant_ids: Iterable[int], *, batch: int = 5000) -> None:
                 append(tenant_id, entries, ring=ring)
 
 
-def unchanged(model: type[Sealed], pk: int) -> bool:
+def unchanged(model: type[Sealed], pk: int, *, obj: Sealed | None = None) -> bool:
     """Whether a sealed row is as its latest seal says: asked before acting on the row's word (a
     token's hash, a member's role), so a row changed around the application, used and put back,
-    acts for no one. One indexed read of the row and one of its latest seal."""
-    found = next(rows(model._base_manager.filter(pk=pk)), None)
+    acts for no one. One indexed read of its latest seal, and one of the row unless `obj` is the
+    row as just read."""
+    if obj is not None:
+        found = (obj.pk, _tenant_of(obj), tuple(getattr(obj, name) for name in model.seal_fields))
+    else:
+        found = next(rows(model._base_manager.filter(pk=pk)), None)
     if found is None:
         return False
     _, tenant_id, values = found

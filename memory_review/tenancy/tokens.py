@@ -2,18 +2,13 @@
 
 import hashlib
 import hmac
-import logging
 import secrets
 from datetime import timedelta
 
 from django.db.models import Q
 from django.utils import timezone
 
-from memory_review.audit import seals
-
 from .models import ApiToken, Tenant
-
-logger = logging.getLogger(__name__)
 
 
 def _hash(token: str) -> str:
@@ -67,9 +62,6 @@ def token_authenticate(token: str) -> ApiToken | None:
         .first()
     )
     if row is None or not hmac.compare_digest(row.token_hash, _hash(token)):
-        return None
-    if not seals.unchanged(ApiToken, row.pk):  # a hash planted around the application, or a revocation undone
-        logger.warning("api token %s does not match its seal: refused", row.pk)
         return None
     now = timezone.now()
     if row.expires_at is not None and row.expires_at <= now:

@@ -49,7 +49,7 @@ def refuse_borrowed_credentials(user, membership) -> None:
     """Before a person changes anything: their account and membership must be as last sealed. A
     password hash or a role written around the application (and put back after) acts for no one."""
     problem = identities.unsealed(user.pk, membership.tenant_id)
-    if problem is None and not seals.unchanged(Membership, membership.pk):
+    if problem is None and not seals.unchanged(Membership, membership.pk, obj=membership):
         problem = "the membership was changed around the application"
     if problem is not None:
         logger.warning("user %s refused in tenant %s: %s", user.pk, membership.tenant_id, problem)
