@@ -21,7 +21,6 @@ import collections
 import http.client
 import json
 import os
-import signal
 import statistics
 import subprocess
 import sys
@@ -89,17 +88,6 @@ def start(command: list[str], env: dict) -> subprocess.Popen:
         command, env=env, cwd=throwaway.ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         start_new_session=True,
     )  # fmt: skip
-
-
-def stop(processes: list[subprocess.Popen]) -> None:
-    for process in processes:
-        if process.poll() is None:
-            os.killpg(process.pid, signal.SIGTERM)
-            try:
-                process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                os.killpg(process.pid, signal.SIGKILL)
-                process.wait(timeout=10)
 
 
 def database_url() -> str:
@@ -190,7 +178,7 @@ def webhook_isolation(acme: Tenant, globex: Tenant) -> dict:
             "slow_requests_in_flight_at_first_event": first_wave,
         }
     finally:
-        stop(workers)
+        throwaway.stop(*workers)
         trickling.stop()
         receiver.stop()
         standin.__exit__(None, None, None)
@@ -287,7 +275,7 @@ def long_poll_isolation(acme: Tenant, seconds: float, crowd: int) -> dict:
             out[case] = {**figures(pages), "long_poll_answers": dict(answers)}
             say(f"pages with {case} long polls open: {figures(pages)}; long polls answered {dict(answers)}")
     finally:
-        stop([web])
+        throwaway.stop(web)
     return out
 
 

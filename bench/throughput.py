@@ -38,7 +38,6 @@ import http.client
 import json
 import os
 import queue
-import signal
 import socket
 import statistics
 import subprocess
@@ -203,16 +202,6 @@ def worker_host_env(var_dir: str) -> dict:
     env.update({name: value for name, value in os.environ.items() if name.startswith(KNOBS)})
     env.update(PATH=os.environ.get("PATH", "/usr/bin:/bin"), PYTHONPATH=str(ROOT), VAR_DIR=var_dir)
     return env
-
-
-def stop(process: subprocess.Popen | None) -> None:
-    if process is not None and process.poll() is None:
-        os.killpg(process.pid, signal.SIGTERM)
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait(timeout=10)
 
 
 # -- what each process group spends -------------------------------------------------------------
@@ -601,7 +590,7 @@ def run_pool(workers: int, rates: list[float], args, agents: Agents, sampler: Sa
             "steps": steps,
         }
     finally:
-        stop(worker)
+        throwaway.stop(worker)
 
 
 # -- how long an event holds its tenant's audit chain head -----------------------------------------
@@ -710,7 +699,7 @@ def measure(args, tokens: list[dict[str, str]], broker: redis.Redis) -> dict:
     finally:
         sampler.stopping.set()
         for process in processes:
-            stop(process)
+            throwaway.stop(process)
         if sampler.is_alive():
             sampler.join(timeout=5)
 

@@ -9,6 +9,7 @@ with static files read from the finders), so every script runs on a fresh clone 
 touched."""
 
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -119,3 +120,15 @@ def wait_for_port(port: int, what: str, *, seconds: float = STARTS_WITHIN) -> No
         except OSError:
             time.sleep(0.1)
     raise SystemExit(f"{what} did not start within {seconds:.0f} s")
+
+
+def stop(*processes: subprocess.Popen | None) -> None:
+    """Stop each process's group (started with start_new_session): asked, then told."""
+    for process in processes:
+        if process is not None and process.poll() is None:
+            os.killpg(process.pid, signal.SIGTERM)
+            try:
+                process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait(timeout=10)
