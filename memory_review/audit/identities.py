@@ -31,8 +31,6 @@ from django.db import transaction
 from django.db.models import Q
 from django.db.models.signals import m2m_changed, post_delete, post_save, pre_delete, pre_save
 
-from memory_review.tenancy.db_context import tenant_context
-
 from . import seals
 from .heads import canonical
 from .keys import keyring
@@ -172,20 +170,14 @@ def seal_into(tenant_id: int, user_ids: Iterable[int], action: str = seals.CREAT
 # -- at the moment of acting -----------------------------------------------------------------------
 
 
-def unsealed(user_id: int, tenant_id: int) -> str | None:
-    """Whether the user's identity, as the database holds it now, is not the one last sealed in
-    this tenant: what is wrong, or None. Asked before a person acts (the workspace's writes, the
-    two-person rule), so credentials borrowed around the application act for no one."""
+def unsealed(user_id: int, tenant_id: int, *, found: dict | None = None) -> str | None:
+    """Whether the user's identity, as the database holds it now (`found`, when just read), is not
+    the one last sealed in this tenant: what is wrong, or None. Asked before a person acts (the
+    workspace's writes, the two-person rule), so credentials borrowed around the application act
+    for no one."""
     ring = keyring()
-    found = identities([user_id]).get(user_id)
-    with tenant_context(tenant_id):
-        latest = (
-            apps.get_model("audit", "Seal")
-            .objects.filter(tenant_id=tenant_id, kind=USER, object_id=user_id)
-            .order_by("-seq")
-            .values_list("action", "digest", "key_id")
-            .first()
-        )
+    found = found if found is not None else identities([user_id]).get(user_id)
+    latest = seals.latest_seal(tenant_id, USER, user_id)
     if found is None:
         return "the account does not exist"
     if latest is None:
@@ -211,7 +203,7 @@ def tampered(user_id: int, *, besides: int | None = None) -> bool:
         return False
     everywhere = found["is_staff"] or found["is_superuser"]
     return any(
-        unsealed(user_id, tenant_id) is not None
+        unsealed(user_id, tenant_id, found=found) is not None
         for tenant_id in _tenants_of({user_id}, everywhere=everywhere)
         if tenant_id != besides
     )
@@ -369,23 +361,12 @@ def seal_signin(user_id: int) -> None:
     if found is None:
         return
     ring = keyring()
-    seal_model = apps.get_model("audit", "Seal")
     with transaction.atomic(savepoint=False):
         for tenant_id in _tenants_of({user_id}, everywhere=found["is_staff"] or found["is_superuser"]):
-            with tenant_context(tenant_id):
-                sealed = (
-                    seal_model.objects.filter(tenant_id=tenant_id, kind=USER, object_id=user_id)
-                    .order_by("-seq")
-                    .values_list("key_id", flat=True)
-                    .first()
-                )
-                key = ring.key(sealed) if sealed else None
-                key = key or ring.key(ring.current)
-                seals.append(
-                    tenant_id,
-                    [(SIGNIN, user_id, seals.CREATE, digest(user_id, tenant_id, found, key))],
-                    ring=ring,
-                )
+            latest = seals.latest_seal(tenant_id, USER, user_id)
+            key = (ring.key(latest[2]) if latest else None) or ring.key(ring.current)
+            entry = (SIGNIN, user_id, seals.CREATE, digest(user_id, tenant_id, found, key))
+            seals.append(tenant_id, [entry], ring=ring)
 
 
 def connect() -> None:
@@ -446,22 +427,24 @@ def problem(tenant, ring, *, progress=None) -> str | None:
             )
     expected = counted(tenant.pk)
 
-    def gone(user_id: int) -> bool:  # deleted, or left through the application
-        seq, action, row_digest, key_id = current[user_id]
-        key = ring.key(key_id)
-        return action == seals.DELETE or (
-            key is not None and hmac.compare_digest(row_digest, _left_digest(user_id, tenant.pk, key))
+    gone = {  # deleted, or left through the application
+        user_id
+        for user_id, (_, action, row_digest, key_id) in current.items()
+        if action == seals.DELETE
+        or (
+            (key := ring.key(key_id)) is not None
+            and hmac.compare_digest(row_digest, _left_digest(user_id, tenant.pk, key))
         )
-
-    found = identities(expected | {pk for pk in current if not gone(pk)})
+    }
+    found = identities(expected | (current.keys() - gone))
     for user_id in sorted(expected):
-        if user_id in found and (user_id not in current or gone(user_id)):
+        if user_id in found and (user_id not in current or user_id in gone):
             return (
                 f"{_name(user_id)} has no seal in this tenant: they were inserted, made staff or "
                 "superuser, or made a member around the application"
             )
     for user_id, (seq, _, row_digest, key_id) in sorted(current.items()):
-        if gone(user_id):
+        if user_id in gone:
             continue
         if user_id not in found:
             return f"user {user_id} was deleted around the application (sealed at #{seq})"

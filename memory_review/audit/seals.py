@@ -359,9 +359,8 @@ def append(
     """Chain (kind, object id, action, digest) entries onto the tenant's ledger."""
     # The ledger and its head are tenant rows: row-level security wants the tenant named, even
     # when the write comes from the admin site or a command that set none.
-    named = nullcontext() if current_tenant() == tenant_id else tenant_context(tenant_id)
     key = ring.key(ring.current)
-    with transaction.atomic(using=using, savepoint=False), named:
+    with transaction.atomic(using=using, savepoint=False), naming(tenant_id):
         head = lock_head(tenant_id)
         now, actor = timezone.now(), current_actor()
         seq, prev = head.seal_seq, head.seal_hash or GENESIS
@@ -420,16 +419,26 @@ def unchanged(model: type[Sealed], pk: int, *, obj: Sealed | None = None) -> boo
     if found is None:
         return False
     _, tenant_id, values = found
-    named = nullcontext() if current_tenant() == tenant_id else tenant_context(tenant_id)
-    with named:
-        latest = (
-            apps.get_model("audit", "Seal")
-            .objects.filter(tenant_id=tenant_id, kind=model.seal_kind, object_id=pk)
-            .order_by("-seq")
-            .values_list("action", "digest", "key_id")
-            .first()
-        )
+    latest = latest_seal(tenant_id, model.seal_kind, pk)
     if latest is None or latest[0] == DELETE:
         return False
     key = keyring().key(latest[2])
     return key is not None and hmac.compare_digest(digest(model, pk, tenant_id, values, key), latest[1])
+
+
+def naming(tenant_id: int):
+    """The tenant named for row-level security, unless it already is (a request's tenant: setting
+    it again would cost two round trips)."""
+    return nullcontext() if current_tenant() == tenant_id else tenant_context(tenant_id)
+
+
+def latest_seal(tenant_id: int, kind: str, object_id: int) -> tuple[str, str, str] | None:
+    """An object's latest seal in a tenant's ledger: (action, digest, key id), or None."""
+    with naming(tenant_id):
+        return (
+            apps.get_model("audit", "Seal")
+            .objects.filter(tenant_id=tenant_id, kind=kind, object_id=object_id)
+            .order_by("-seq")
+            .values_list("action", "digest", "key_id")
+            .first()
+        )
