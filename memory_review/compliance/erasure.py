@@ -10,6 +10,7 @@ blanked sealed row gets an `erase` seal naming the erasure (audit/seals.py)."""
 import hashlib
 import json
 import re
+from collections import defaultdict
 from collections.abc import Iterable
 
 from django.contrib.admin.models import LogEntry
@@ -138,23 +139,23 @@ def _erase(tenant: Tenant, erasure: Erasure, user_id: str, now) -> Erasure:
 def _pseudonymise_scope(tenant: Tenant, **rows) -> None:
     """The agent, thread and run ids on their events, memories and candidates, replaced by keyed
     pseudonyms (personal_data.pseudonym): the same id, the same pseudonym, so the erased rows
-    keep their scope together."""
-    key = keyring().key(keyring().current)
+    keep their scope together. One sealed UPDATE per id, not per row."""
+    ring = keyring()
+    key = ring.key(ring.current)
     models = {"events": SourceEvent, "memories": Memory, "candidates": PromotionCandidate}
+    scope = defaultdict(list)
+    for model, column in personal_data.columns(personal_data.SCOPE):
+        scope[model].append(column)
     for name, found in rows.items():
         model = models[name]
-        scope = [
-            column
-            for label_model, column in personal_data.columns(personal_data.SCOPE)
-            if label_model is model
-        ]
-        for obj in found:
-            changed = {
-                column: personal_data.pseudonym(key, tenant.pk, getattr(obj, column)) for column in scope
-            }
-            changed = {column: value for column, value in changed.items() if value != getattr(obj, column)}
-            if changed:
-                model.objects.filter(pk=obj.pk).update(**changed)
+        for column in scope[model]:
+            ids = defaultdict(list)
+            for obj in found:
+                if getattr(obj, column):
+                    ids[getattr(obj, column)].append(obj.pk)
+            for value, pks in ids.items():
+                pseudonym = personal_data.pseudonym(key, tenant.pk, value)
+                model.objects.filter(pk__in=pks).update(**{column: pseudonym})
 
 
 # -- every copy of their words ---------------------------------------------------------------------
