@@ -132,7 +132,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
-    "memory_review.ops.probes.ProbeMiddleware",  # /healthz, /readyz: before the Host header is checked
+    "memory_review.health.probes.ProbeMiddleware",  # /healthz, /readyz: before the Host header is checked
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "memory_review.ops.middleware.RequestContextMiddleware",

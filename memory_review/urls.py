@@ -7,6 +7,6 @@ urlpatterns = [
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),
     path("api/v1/", include("memory_review.api.urls")),
-    path("", include("memory_review.ops.urls")),
+    path("", include("memory_review.health.urls")),
     path("", include("memory_review.review.urls")),
 ]

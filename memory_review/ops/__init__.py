@@ -1,1 +1,3 @@
-"""Running it: liveness and readiness, Prometheus metrics, logs that carry their context."""
+"""Running it, below every layer: the counters each layer writes (metrics), logs that carry their
+context, the request middleware, a worker host's metrics server. The pages that read them, and
+every layer's state, are health/."""

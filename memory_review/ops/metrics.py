@@ -4,7 +4,7 @@ lifecycle and the Jev usage count here and import nothing back.
 Each process counts its own; with PROMETHEUS_MULTIPROC_DIR set (a directory web and worker
 processes share, emptied before they start) /metrics adds every process's counts up, the
 convention for gunicorn and Celery on one host (docs/deploy.md). State (queues, assessments
-by state) is read from the database at scrape time instead: ops/collectors.py.
+by state) is read from the database at scrape time instead: health/collectors.py.
 """
 
 import os

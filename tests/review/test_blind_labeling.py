@@ -208,7 +208,7 @@ def walk(client, world, tenant) -> dict[str, tuple[int, str]]:
 @pytest.fixture(autouse=True)
 def jev_answers(monkeypatch):
     """The readiness probe asks Jev over the network: here it answers."""
-    from memory_review.ops import views
+    from memory_review.health import views
 
     monkeypatch.setattr(views, "_jev_cached", lambda: None)
 
