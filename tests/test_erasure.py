@@ -397,3 +397,36 @@ def test_a_forgotten_memorys_page_shows_neither_its_words_nor_its_source(demo, c
 
     assert "the memory was forgotten" in page
     assert words not in page and source not in page
+
+
+def test_notes_typed_on_her_memories_are_blanked_whole_and_others_kept(demo):
+    """A lead's release note on a claim of her memory, and the reason a lead gave for asking to
+    forget it, name her in words no span search can know: on her memories they go whole
+    (personal_data.ON_THEIR_MEMORIES); on anyone else's they stay."""
+    from datetime import timedelta
+
+    from django.contrib.auth import get_user_model
+    from django.utils import timezone
+
+    from memory_review.compliance import dual_control
+    from memory_review.memories.models import DualControl
+    from memory_review.workflow.models import Claim
+
+    lead = get_user_model().objects.get(username="acme-lead")
+    hers = Memory.objects.for_tenant(demo).filter(user_id=DANA, status="active").first()
+    other = Memory.objects.for_tenant(demo).exclude(user_id=DANA).filter(status="active").first()
+    now = timezone.now()
+    for memory, note in ((hers, "left for the lead who spoke to her"), (other, "left for Sam")):
+        Claim.objects.create(
+            tenant=demo, memory=memory, holder=lead, claimed_at=now, expires_at=now + timedelta(minutes=5),
+            released_at=now, released_by=lead, release_note=note,
+        )  # fmt: skip
+    asked = dual_control.request_forget(
+        memory=hers, reason="she rang from her sister's flat", seen_version=hers.row_version, by=lead
+    )
+
+    erase_her(demo)
+
+    assert Claim.objects.get(memory=hers).release_note == ERASED
+    assert Claim.objects.get(memory=other).release_note == "left for Sam"
+    assert DualControl.objects.get(pk=asked.pk).reason == ERASED

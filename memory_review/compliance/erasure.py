@@ -31,10 +31,9 @@ from memory_review.calibration.models import Label, ReplaySet
 from memory_review.jobfiles import services as jobfiles
 from memory_review.jobfiles.models import JobFile
 from memory_review.lifecycle import Actor, LifecycleError, permits, transition
-from memory_review.memories.models import DualControl, Erasure, Memory, SourceEvent, content_hash
+from memory_review.memories.models import Erasure, Memory, SourceEvent, content_hash
 from memory_review.memories.services import ERASED, clean_scope
 from memory_review.tenancy.models import Tenant
-from memory_review.workflow.models import Claim
 
 from . import personal_data
 
@@ -272,10 +271,9 @@ def blank_copies(
     )
     cleared = labels.update(note=None)
 
-    Claim.objects.filter(tenant=tenant, memory__in=memories, release_note__isnull=False).update(
-        release_note=ERASED
-    )
-    DualControl.objects.filter(tenant=tenant, memory__in=memories).update(reason=ERASED)
+    for model, column in personal_data.on_their_memories():
+        notes = model.objects.filter(tenant=tenant, memory__in=memories)
+        notes.filter(**{f"{column}__isnull": False}).update(**{column: ERASED})
     _blank_typed(tenant, fragments, own={"memories": memories, "candidates": candidates})
     _redact_quoting_events(tenant, fragments, theirs=events)
 

@@ -213,6 +213,16 @@ def columns(holds: Holds) -> list[tuple[type[models.Model], str]]:
     ]
 
 
+# Notes typed about one memory, on rows that hang off it: on the person's own memories they are
+# blanked whole, whatever they say (a claim's release note, a request to forget and its reason).
+ON_THEIR_MEMORIES = {"workflow.Claim": "release_note", "memories.DualControl": "reason"}
+
+
+def on_their_memories() -> list[tuple[type[models.Model], str]]:
+    """The models and columns of ON_THEIR_MEMORIES; each row names its memory as `memory`."""
+    return [(apps.get_model(label), column) for label, column in ON_THEIR_MEMORIES.items()]
+
+
 def pseudonym(key: bytes, tenant_id: int, value: str | None) -> str | None:
     """A scope id replaced by its keyed hash: the same id gives the same pseudonym in a tenant (so
     erased rows keep their scope together), and no one without the key can tell whose it was."""
