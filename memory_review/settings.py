@@ -253,11 +253,9 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
-# plotly.js comes from the plotly package itself (no CDN): static/plotly/plotly.min.js.
 STATICFILES_FINDERS = [
     "django.contrib.staticfiles.finders.FileSystemFinder",
     "django.contrib.staticfiles.finders.AppDirectoriesFinder",
-    "memory_review.review.static_finders.PlotlyFinder",
 ]
 STATIC_ROOT = Path(os.environ.get("STATIC_ROOT") or VAR_DIR / "staticfiles")
 # WhiteNoise serves the collected files (`collectstatic`) with far-future caching: every name

@@ -27,6 +27,7 @@ TINY = {
     "observe_event.py": ["--events", "1", "--latency-ms", "5", "--sizes", "20"],
     "pages.py": ["--memories", "400", "--repeats", "1", "--tenants", "2"],
     "review_browser.py": ["--decisions", "2", "--cold-loads", "1"],
+    "calibration_paint.py": ["--cold-loads", "1"],
     "agent_loop.py": ["--memories", "400", "--repeats", "5", "--posts", "2", "--decisions", "2"],
     "webhooks.py": ["--changes", "60", "--decisions", "3", "--kill-at", "10"],
     "isolation.py": ["--rounds", "1", "--pollers", "6", "--seconds", "2"],
@@ -48,7 +49,7 @@ def test_every_script_runs_on_a_fresh_checkout_and_prints_its_figures(tmp_path):
     if not (chromium.CHROMIUM and chromium.DRIVER):
         if os.environ.get("CI"):
             pytest.fail("CI must install chromium and chromium-driver (.ci/run does)")
-        del scripts["review_browser.py"]  # drives Chromium; the rest still run
+        del scripts["review_browser.py"], scripts["calibration_paint.py"]  # Chromium; the rest still run
     # What a fresh shell has: none of the suite's settings, keys or database.
     env = {key: value for key, value in os.environ.items() if not key.startswith(("DJANGO_", "DATABASE_"))}
     env.pop("SECRET_KEY", None)

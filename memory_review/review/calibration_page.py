@@ -1,6 +1,7 @@
 """What the calibration page shows (issue 9, item 2), gathered for its template: the labelled set
 (or an imported replay set) scored under the active policy, each question's reliability with
-its figure, one-threshold curves, and the grid sweep's answer."""
+its chart, one-threshold curves, and the grid sweep's answer. The charts are laid out here, as
+SVG (charts.py), and kept with the numbers they draw."""
 
 from dataclasses import dataclass
 from urllib.parse import urlencode
@@ -18,7 +19,7 @@ from . import charts
 @dataclass
 class Chart:
     title: str
-    figure: str  # plotly JSON
+    plot: charts.Plot
     rows: list  # the numbers beside it
 
 
@@ -34,7 +35,7 @@ def build(tenant, policy: Thresholds, *, replay_set: ReplaySet | None = None, la
     return {
         "invalidation": invalidation,
         "promotion": promotion,
-        "reliabilities": [(r, charts.to_json(charts.reliability_figure(r))) for r in reliabilities],
+        "reliabilities": [(r, charts.reliability_chart(r)) for r in reliabilities],
         "curves": [
             _curve(name, scores, policy, INVALIDATION_SERIES) for name, scores in invalidation.curves.items()
         ],
@@ -110,12 +111,12 @@ PROMOTION_SERIES = (
 
 
 def _curve(name: str, scores: list, policy: Thresholds, series: tuple[tuple[str, str], ...]) -> Chart:
-    """One threshold's curve: the figure, and per value the counts behind it."""
+    """One threshold's curve: the chart, and per value the counts behind it."""
     values = [getattr(s.policy, name) for s in scores]
     n = scores[0].n if scores else 1
-    shares = {label: [getattr(s, count) / n for s in scores] for label, count in series}
+    counts = {label: [getattr(s, count) for s in scores] for label, count in series}
     rows = [(v, *(getattr(s, count) for _, count in series)) for v, s in zip(values, scores, strict=True)]
-    return Chart(name, charts.to_json(charts.curve_figure(name, values, shares, getattr(policy, name))), rows)
+    return Chart(name, charts.curve_chart(name, values, counts, n, getattr(policy, name)), rows)
 
 
 def _promotion_matrix(confusion: dict[tuple[str, str], int]) -> list[tuple[str, list[int]]]:

@@ -1,17 +1,18 @@
-"""Charts. The memory page's one chart is SVG laid out here (no script to load for it); the
-calibration pages' are plotly figures built here and drawn by static/js/charts.js with the
-plotly.js that ships inside the plotly package (no CDN). Each answers one question, and the page
-shows its numbers beside it.
+"""Charts, laid out here as SVG and sent with the page: no chart library, no script, nothing to
+wait for before a chart is on screen (the calibration page took 3 s to draw its 19 charts with
+plotly.js, 1.2 MB; as SVG they arrive with the HTML). Each answers one question, names its
+series in a legend (Okabe-Ito colours, each series also its own marker and dash, so no colour
+carries meaning alone), and the page shows its numbers in a table beside it.
 
-The figure is written as plotly's own JSON (data, layout) rather than through
-plotly.graph_objects, whose validation took 40 ms for a memory's thousand votes; the test reads
-the figure back as plotly.js will.
+The memory page's chart (still_true_chart) is drawn by its template from the positions worked
+out here; the calibration page's are built from the primitives below (a frame and its scales,
+axes, bars, lines with their points, a legend), their marks written as one SVG string, since a
+template loop spent milliseconds a chart on what is a few lines of Python.
 """
 
-import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import NamedTuple
 
-from django.core.serializers.json import DjangoJSONEncoder
 from django.utils.html import escape
 from django.utils.safestring import mark_safe
 
@@ -127,67 +128,247 @@ def still_true_chart(points: list[VotePoint], policy: Thresholds) -> StillTrueCh
     )
 
 
-def to_json(figure: dict) -> str:
-    return json.dumps(figure, cls=DjangoJSONEncoder)
+# -- chart primitives: a frame and its scales, axes, bars, lines and their points, a legend ------
+
+BLUE, GREEN, VERMILLION, BLACK = "#0072B2", "#009E73", "#D55E00", "#000000"  # Okabe-Ito
+TEXT, GRID = "#4a5163", "#e3e6ee"
 
 
-def reliability_figure(result) -> dict:
+class Style(NamedTuple):
+    """How a series is drawn: its colour, its points' marker ("" for none) and its line's dash
+    ("" for solid; None for no line), so two series differ in more than colour."""
+
+    color: str
+    marker: str = "circle"  # circle, open-square, triangle, diamond or ""
+    dash: str | None = ""
+    fill: str | None = None  # a bar's inside (its edge is `color`)
+
+
+@dataclass(frozen=True)
+class Key:
+    """One entry of a chart's legend: a series' name and a swatch drawn as the series is."""
+
+    name: str
+    style: Style
+
+    def swatch(self) -> str:
+        s = self.style
+        if s.fill:
+            mark = f'<rect x="7" y="1" width="12" height="10" fill="{s.fill}" stroke="{s.color}"/>'
+        else:
+            mark = _stroke(s, "M1 6H25") + _marker(s, 13, 6)
+        size = 'viewBox="0 0 26 12" width="26" height="12"'
+        return mark_safe(f'<svg {size} aria-hidden="true" focusable="false">{mark}</svg>')
+
+
+@dataclass(frozen=True)
+class Plot:
+    """A chart as its page draws it: the marks inside an <svg viewBox="0 0 width height">
+    (the page gives the <svg> its role, name and the table that describes it), and its legend."""
+
+    width: int
+    height: int
+    marks: str
+    legend: tuple[Key, ...]
+
+
+@dataclass(frozen=True)
+class Frame:
+    """The plot area inside a viewBox (margins for the axes' words), and the scales from data to
+    it: `xs` and `ys` are the data's ranges along each axis."""
+
+    width: int = 360
+    height: int = 240
+    left: int = 48
+    right: int = 14
+    top: int = 10
+    bottom: int = 40
+    xs: tuple[float, float] = (0.0, 1.0)
+    ys: tuple[float, float] = (0.0, 1.0)
+
+    def x(self, value: float) -> float:
+        low, high = self.xs
+        return round(self.left + (value - low) / (high - low) * (self.width - self.left - self.right), 1)
+
+    def y(self, value: float) -> float:
+        low, high = self.ys
+        return round(self.height - self.bottom - (value - low) / (high - low) * self.plot_height, 1)
+
+    @property
+    def plot_height(self) -> float:
+        return self.height - self.top - self.bottom
+
+
+def tenths(value: float) -> str:
+    return f"{value:.1f}"
+
+
+def whole(value: float) -> str:
+    return f"{value:.0f}"
+
+
+def axes(frame: Frame, *, x_ticks, y_ticks, x_title: str, y_title: str, label=tenths) -> str:
+    """The left and bottom axes: a light rule across the plot at each y tick, each tick's value,
+    and each axis' title. Each tick is a <g class="tick x|y"> moved to its place, its label the
+    value there (how a reader, and the tests, read a mark's value back off the chart)."""
+    bottom, right = frame.height - frame.bottom, frame.width - frame.right
+    ys = (
+        f'<g class="tick y" transform="translate(0 {frame.y(v)})"><line x1="{frame.left}" x2="{right}" '
+        f'stroke="{GRID}"/><text x="{frame.left - 6}" dy="4" text-anchor="end">{label(v)}</text></g>'
+        for v in y_ticks
+    )
+    xs = (
+        f'<g class="tick x" transform="translate({frame.x(v)} 0)"><line y1="{bottom}" y2="{bottom + 4}" '
+        f'stroke="{TEXT}"/><text y="{bottom + 15}" text-anchor="middle">{label(v)}</text></g>'
+        for v in x_ticks
+    )
+    middle_x, middle_y = (frame.left + right) / 2, frame.top + frame.plot_height / 2
+    return (
+        "".join(ys) + "".join(xs)
+        + f'<path d="M{frame.left} {frame.top}V{bottom}H{right}" fill="none" stroke="{TEXT}"/>'
+        + f'<text x="{middle_x}" y="{frame.height - 5}" text-anchor="middle">{escape(x_title)}</text>'
+        + f'<text transform="translate(12 {middle_y}) rotate(-90)" text-anchor="middle">'
+        + f"{escape(y_title)}</text>"
+    )  # fmt: skip
+
+
+def right_axis(frame: Frame, *, ticks, title: str, label=whole) -> str:
+    """A second y axis on the right, for marks on a scale of their own (`frame`'s ys)."""
+    edge = frame.width - frame.right
+    marks = (
+        f'<g class="tick right" transform="translate(0 {frame.y(v)})"><line x1="{edge}" x2="{edge + 4}" '
+        f'stroke="{TEXT}"/><text x="{edge + 7}" dy="4">{label(v)}</text></g>'
+        for v in ticks
+    )
+    middle_y = frame.top + frame.plot_height / 2
+    return (
+        "".join(marks)
+        + f'<path d="M{edge} {frame.top}V{frame.height - frame.bottom}" fill="none" stroke="{TEXT}"/>'
+        + f'<text transform="translate({frame.width - 6} {middle_y}) rotate(90)" text-anchor="middle">'
+        + f"{escape(title)}</text>"
+    )
+
+
+def bars(frame: Frame, items, style: Style) -> str:
+    """Bars rising from the frame's zero: (x from, x to, height, words on hover) each."""
+    base = frame.y(frame.ys[0])
+    return "".join(
+        f'<rect class="bar" x="{frame.x(low)}" y="{frame.y(value)}" '
+        f'width="{round(frame.x(high) - frame.x(low), 1)}" height="{round(base - frame.y(value), 1)}" '
+        f'fill="{style.fill}" stroke="{style.color}"><title>{escape(words)}</title></rect>'
+        for low, high, value, words in items
+    )
+
+
+def line(frame: Frame, name: str, points, style: Style) -> str:
+    """A series: the line through its points (x, y, words on hover), and each point's marker as
+    a <g class="point"> moved to its place."""
+    at = [(frame.x(x), frame.y(y), words) for x, y, words in points]
+    path = "M" + "L".join(f"{x} {y}" for x, y, _ in at) if len(at) > 1 and style.dash is not None else ""
+    markers = (
+        f'<g class="point" transform="translate({x} {y})">{_marker(style, 0, 0)}'
+        f"<title>{escape(words)}</title></g>"
+        for x, y, words in at
+        if style.marker
+    )
+    return f'<g class="series" data-series="{escape(name)}">{_stroke(style, path)}{"".join(markers)}</g>'
+
+
+def rule(frame: Frame, x: float, style: Style) -> str:
+    """A vertical line across the plot at `x` (a reference: the active policy's value)."""
+    return _stroke(style, f"M{frame.x(x)} {frame.top}V{frame.height - frame.bottom}")
+
+
+def plot(frame: Frame, marks: list[str], legend: list[Key]) -> Plot:
+    """The marks in one group carrying the words' font and colour. Safe: every value in them is
+    a number, one of our colours, or escaped."""
+    group = f'<g font-size="11" fill="{TEXT}">{"".join(marks)}</g>'
+    return Plot(frame.width, frame.height, mark_safe(group), tuple(legend))
+
+
+def _stroke(style: Style, path: str) -> str:
+    if not path or style.dash is None:
+        return ""
+    dash = f' stroke-dasharray="{style.dash}"' if style.dash else ""
+    return f'<path d="{path}" fill="none" stroke="{style.color}" stroke-width="1.6"{dash}/>'
+
+
+def _marker(style: Style, x: float, y: float) -> str:
+    """A point's marker centred on (x, y). The open square is drawn around, not over, a circle at
+    the same place: where strict and lenient agree both stay visible."""
+    paint = f'fill="{style.color}"'
+    shapes = {
+        "circle": f'<circle cx="{x}" cy="{y}" r="4" {paint}/>',
+        "open-square": f'<rect x="{x - 5}" y="{y - 5}" width="10" height="10" fill="none" '
+        f'stroke="{style.color}" stroke-width="1.5"/>',
+        "triangle": f'<path d="M{x} {y - 5}L{x + 4.5} {y + 3.5}H{x - 4.5}Z" {paint}/>',
+        "diamond": f'<path d="M{x} {y - 5}L{x + 5} {y}L{x} {y + 5}L{x - 5} {y}Z" {paint}/>',
+    }
+    return shapes.get(style.marker, "")
+
+
+def _nice_ceiling(n: float) -> int:
+    """The smallest of 1, 2, 5, 10, 20, 50 ... at least n: the top of a count's axis."""
+    step = 1
+    while True:
+        for m in (1, 2, 5):
+            if m * step >= n:
+                return m * step
+        step *= 10
+
+
+# -- the calibration page's charts ---------------------------------------------------------------------
+
+TICKS = (0.0, 0.2, 0.4, 0.6, 0.8, 1.0)
+OBSERVED = Style(BLUE, "circle")
+CALIBRATED = Style(LINE, "", "5 4")
+IN_BIN = Style("#8a91a3", "", None, fill="#dde1e9")
+ACTIVE = Style(LINE, "", "2 3")
+# The curves' series in the order they are given: strict, lenient or false, ..., review rate.
+CURVE_STYLES = (
+    Style(BLUE, "circle"),
+    Style(GREEN, "open-square", "6 3"),
+    Style(VERMILLION, "triangle"),
+    Style(BLACK, "diamond", "2 3"),
+)
+
+
+def reliability_chart(result) -> Plot:
     """Is this question's probability what it says? Each bin's observed share against its mean
-    probability, beside the diagonal a calibrated question would follow; n in each point's
-    hover, and the number of votes per bin as bars behind (their own axis, on the right: plotly
-    draws an overlaying axis's traces on top, so the bars take the base axis)."""
+    probability, beside the diagonal a calibrated question would follow; behind them the number
+    of votes in each bin as bars, on their own axis (right)."""
+    frame = Frame(right=42)
+    counts = replace(frame, ys=(0, _nice_ceiling(max((b.n for b in result.bins), default=0))))
     filled = [b for b in result.bins if b.n]
-    return {
-        "data": [
-            {
-                "type": "bar", "name": "votes in bin",
-                "x": [round((b.low + b.high) / 2, 3) for b in result.bins],
-                "y": [b.n for b in result.bins], "width": 0.09, "marker": {"color": "#e3e6ee"},
-                "hovertemplate": "%{y} votes<extra></extra>",
-            },
-            {
-                "type": "scatter", "mode": "lines", "name": "calibrated", "x": [0, 1], "y": [0, 1],
-                "yaxis": "y2", "line": {"color": LINE, "dash": "dash", "width": 1}, "hoverinfo": "skip",
-            },
-            {
-                "type": "scatter", "mode": "lines+markers", "name": "observed", "yaxis": "y2",
-                "x": [round(b.mean_p, 4) for b in filled], "y": [round(b.observed, 4) for b in filled],
-                "text": [f"n={b.n}" for b in filled], "marker": {"color": "#0072B2", "size": 8},
-                "hovertemplate": "said %{x:.2f}, true %{y:.2f} (%{text})<extra></extra>",
-            },
-        ],
-        "layout": {
-            "height": 260, "margin": {"l": 44, "r": 40, "t": 8, "b": 36}, "showlegend": False,
-            "xaxis": {"range": [0, 1], "title": {"text": f"{result.question} (mean in bin)"}, "dtick": 0.1},
-            "yaxis": {"side": "right", "showgrid": False, "rangemode": "tozero", "tickformat": ",d",
-                      "title": {"text": "n"}},
-            "yaxis2": {"overlaying": "y", "side": "left", "range": [0, 1], "dtick": 0.2,
-                       "title": {"text": "observed"}},
-            "plot_bgcolor": "#fff", "paper_bgcolor": "#fff",
-        },
-    }  # fmt: skip
+    observed = [
+        (b.mean_p, b.observed, f"said {b.mean_p:.2f}, true {b.observed:.2f} (n={b.n})") for b in filled
+    ]
+    in_bin = [(b.low + 0.01, b.high - 0.01, b.n, f"{b.low:.1f}–{b.high:.1f}: {b.n} votes") for b in filled]
+    marks = [
+        axes(frame, x_ticks=TICKS, y_ticks=TICKS, x_title="probability given (the bin's mean)",
+             y_title="observed share"),
+        right_axis(counts, ticks=(0, counts.ys[1]), title="votes in bin"),
+        bars(counts, in_bin, IN_BIN),
+        line(frame, "calibrated", [(0, 0, ""), (1, 1, "")], CALIBRATED),
+        line(frame, "observed", observed, OBSERVED),
+    ]  # fmt: skip
+    legend = [Key("observed share", OBSERVED), Key("calibrated", CALIBRATED), Key("votes in bin", IN_BIN)]
+    return plot(frame, marks, legend)
 
 
-def curve_figure(name: str, values: list[float], series: dict[str, list[float]], current: float) -> dict:
-    """What moving one threshold alone does: each rate against the threshold's value, with the
-    active policy's value marked."""
-    colors = ["#009E73", "#56B4E9", "#D55E00", "#E69F00"]
-    return {
-        "data": [
-            {
-                "type": "scatter", "mode": "lines+markers", "name": label, "x": values, "y": ys,
-                "line": {"color": colors[i % len(colors)]}, "marker": {"size": 5},
-                "hovertemplate": f"{name} %{{x:.2f}}: {label} %{{y:.3f}}<extra></extra>",
-            }
-            for i, (label, ys) in enumerate(series.items())
-        ],
-        "layout": {
-            "height": 260, "margin": {"l": 44, "r": 12, "t": 8, "b": 24},
-            "xaxis": {"range": [0, 1], "dtick": 0.1},
-            "yaxis": {"range": [0, 1.02], "title": {"text": "share of labelled cases"}},
-            "legend": {"orientation": "h", "y": -0.15, "yanchor": "top"},
-            "shapes": [{"type": "line", "yref": "paper", "x0": current, "x1": current, "y0": 0, "y1": 1,
-                        "line": {"color": LINE, "dash": "dot", "width": 1}}],
-            "plot_bgcolor": "#fff", "paper_bgcolor": "#fff",
-        },
-    }  # fmt: skip
+def curve_chart(name: str, values: list[float], counts: dict[str, list[int]], n: int, current: float) -> Plot:
+    """What moving one threshold alone does: each count as a share of the `n` labelled cases
+    against the threshold's value, with the active policy's value marked."""
+    frame = Frame()
+    marks = [
+        axes(frame, x_ticks=TICKS, y_ticks=TICKS, x_title=name, y_title="share of labelled cases"),
+        rule(frame, current, ACTIVE),
+    ]
+    legend = []
+    for (label, found), style in zip(counts.items(), CURVE_STYLES, strict=False):
+        points = [
+            (v, c / n, f"{name} {v:.2f}: {label} {c} of {n}") for v, c in zip(values, found, strict=True)
+        ]
+        marks.append(line(frame, label, points, style))
+        legend.append(Key(label, style))
+    return plot(frame, marks, [*legend, Key(f"active policy ({current:g})", ACTIVE)])

@@ -98,19 +98,32 @@ def test_a_labeler_labels_undoes_skips_and_notes_with_the_keyboard_alone(
     assert console_errors(browser) == []
 
 
-def test_the_calibration_page_draws_every_chart_for_the_demo(browser, live_server, demo_with_history):
+def test_the_calibration_page_shows_every_chart_for_the_demo_and_loads_no_chart_library(
+    browser, live_server, demo_with_history
+):
+    """Issue 28: the charts come drawn as SVG with the page (no plotly.js, no script), each a
+    sized image with its points, a legend and nothing focusable inside it."""
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.support.ui import WebDriverWait
 
     log_in(browser, live_server, "acme-lead")
     browser.find_element(By.LINK_TEXT, "Calibration").click()
-    plots = browser.find_elements(By.CSS_SELECTOR, "[data-figure]")
-    assert len(plots) >= 9 + 6 + 4  # nine reliability diagrams, six curves, four promotion curves
-    WebDriverWait(browser, 20).until(
-        lambda d: all(
-            p.get_attribute("data-ready") == "1" for p in d.find_elements(By.CSS_SELECTOR, "[data-figure]")
-        )
+    charts = browser.find_elements(By.CSS_SELECTOR, "svg[role=img]")
+    assert len(charts) >= 9 + 6 + 4  # nine reliability diagrams, six curves, four promotion curves
+    loaded = browser.execute_script(
+        "return performance.getEntriesByType('resource').map(e => e.name).concat([typeof window.Plotly]);"
     )
+    assert not [name for name in loaded if "plotly" in name.lower() or "charts.js" in name], loaded
+    assert loaded[-1] == "undefined"
+    for chart in charts:
+        name = browser.find_element(By.ID, chart.get_attribute("aria-labelledby")).get_attribute(
+            "textContent"
+        )
+        assert name.endswith("the table below has its numbers"), name
+        assert chart.size["height"] > 150 and chart.size["width"] > 250, (name, chart.size)
+        assert chart.find_elements(By.CSS_SELECTOR, "g.point"), name
+        assert not chart.find_elements(By.CSS_SELECTOR, "a, button, input, [tabindex]"), name
+        legend = chart.find_element(By.XPATH, "following-sibling::ul[@data-legend]")
+        assert len(legend.find_elements(By.TAG_NAME, "li")) >= 3, name
     grid = browser.find_element(By.CSS_SELECTOR, "[data-grid]").text
     assert "11664 policies" in grid.replace(",", "")
     screenshot(browser, "calibration")

@@ -1,15 +1,15 @@
 """The labeling stream, the calibration page, replay sets in and out, and adopting a policy with
 its evidence, through the real views (issue 9)."""
 
-import json
 import re
+import xml.etree.ElementTree as ET
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.utils.html import escape
 
 from memory_review.assessments.models import PolicyVersion
-from memory_review.calibration import labeling
+from memory_review.calibration import evidence, labeling, reliability
 from memory_review.calibration.labeling import ItemRef
 from memory_review.calibration.models import Label, PolicyProposal, ReplaySet
 from memory_review.tenancy.models import Role
@@ -149,8 +149,109 @@ def test_the_calibration_page_shows_the_active_policy_reliability_and_the_sweep(
     assert re.search(r"A grid of <strong>\d{4,}</strong> policies", body)
     for question in ("bears", "still_true", "replaces", "partial", "hypothetical", "directive", "supported"):
         assert f'data-question="{question}"' in body
-    figure = re.search(r'data-figure="([^"]+)"', body).group(1).replace("&quot;", '"')
-    assert json.loads(figure)["data"]
+    assert "plotly" not in body and "charts.js" not in body  # the charts come drawn, as SVG
+    assert len(charts_on(body)) == 6 + 6  # the verdict questions' diagrams and six curves
+
+
+def charts_on(body: str) -> dict[str, ET.Element]:
+    """Each chart drawn on the page (an <svg role="img">), by the id of the table that describes it."""
+    found = {}
+    for svg in re.findall(r'<svg[^>]*role="img".*?</svg>', body, re.DOTALL):
+        chart = ET.fromstring(svg)
+        found[chart.get("aria-describedby")] = chart
+    return found
+
+
+def table_rows(body: str, table_id: str) -> list[list[str]]:
+    table = re.search(rf'<table[^>]*id="{re.escape(table_id)}".*?</table>', body, re.DOTALL).group(0)
+    body_rows = re.findall(r"<tr>(.*?)</tr>", table.split("<tbody>")[1], re.DOTALL)
+    return [re.findall(r"<t[dh][^>]*>(.*?)</t[dh]>", row) for row in body_rows]
+
+
+def scale(chart: ET.Element, axis: str):
+    """The chart's own axis `axis` ("x", "y" or "right") as a function from a position to the
+    value there, from its first and last tick: how a reader reads a mark off the chart."""
+    ticks = []
+    for tick in chart.iter("g"):
+        if tick.get("class") == f"tick {axis}":
+            x, y = map(float, re.search(r"translate\(([-\d.]+) ([-\d.]+)\)", tick.get("transform")).groups())
+            ticks.append((x if axis == "x" else y, float(tick.find("text").text)))
+    (p0, v0), (p1, v1) = ticks[0], ticks[-1]
+    return lambda position: v0 + (position - p0) * (v1 - v0) / (p1 - p0)
+
+
+def points(chart: ET.Element, series: str) -> list[tuple[float, float]]:
+    """A series' points, in the data's units."""
+    x, y = scale(chart, "x"), scale(chart, "y")
+    group = next(g for g in chart.iter("g") if g.get("data-series") == series)
+    marks = [mark for mark in group if mark.get("class") == "point"]
+    at = [re.search(r"translate\(([-\d.]+) ([-\d.]+)\)", mark.get("transform")).groups() for mark in marks]
+    return [(x(float(px)), y(float(py))) for px, py in at]
+
+
+def test_each_chart_draws_the_numbers_of_the_table_beside_it(client, votes, labeler):
+    """Read back through its own axes, each reliability diagram has a point at each filled bin's
+    (mean said, observed) and a bar of its n; each curve a point per row of its table at the
+    row's count over the labeled cases; every series named in the chart's legend."""
+    label_all(votes, labeler)
+    client.force_login(labeler)
+    body = client.get("/t/acme/calibration/").content.decode()
+    charts = charts_on(body)
+    diagrams = {key: chart for key, chart in charts.items() if key.startswith("reliability-")}
+    assert set(diagrams) == {f"reliability-{q}" for q in reliability.VERDICT_QUESTIONS}  # no candidates
+    drawn_bins = 0
+    for key, chart in diagrams.items():
+        filled = [
+            (float(said), float(seen), int(n)) for _, n, said, seen in table_rows(body, key) if n != "0"
+        ]
+        observed = points(chart, "observed")
+        assert len(observed) == len(filled), key
+        for (x, y), (said, seen, _) in zip(observed, filled, strict=True):
+            assert (x, y) == (pytest.approx(said, abs=0.006), pytest.approx(seen, abs=0.006)), key
+        votes_at = scale(chart, "right")
+        heights = [votes_at(float(bar.get("y"))) for bar in chart.iter("rect") if bar.get("class") == "bar"]
+        assert heights == [pytest.approx(n, abs=0.05) for *_, n in filled], key
+        drawn_bins += len(filled)
+    assert drawn_bins >= 6  # every question has a filled bin
+
+    curves = {key: chart for key, chart in charts.items() if key.startswith("curve-")}
+    assert set(curves) == {f"curve-{name}" for name in evidence.CURVED}
+    for key, chart in curves.items():
+        rows = table_rows(body, key)
+        assert rows, key
+        for column, series in enumerate(("strict", "lenient", "false invalidations", "review rate"), start=1):
+            drawn = points(chart, series)
+            expected = [(float(row[0]), int(row[column]) / 4) for row in rows]  # 4 labeled cases
+            assert drawn == [(pytest.approx(x, abs=0.004), pytest.approx(y, abs=0.004)) for x, y in expected]
+    legends = dict(
+        re.findall(r'aria-describedby="([^"]+)".*?</svg>\s*<ul class="legend" data-legend>(.*?)</ul>', body)
+    )
+    assert set(legends) == set(charts)
+    _, active = labeling.active_policy(votes[0].tenant)
+    for name in evidence.CURVED:
+        named = ["strict", "lenient", "false invalidations", "review rate"]
+        named.append(f"active policy ({getattr(active, name):g})")
+        assert re.findall(r"</svg> ([^<]+)</li>", legends[f"curve-{name}"]) == named
+    for key in diagrams:
+        assert re.findall(r"</svg> ([^<]+)</li>", legends[key]) == [
+            "observed share",
+            "calibrated",
+            "votes in bin",
+        ]
+
+
+def test_no_chart_holds_anything_focusable_and_every_header_cell_has_words(client, votes, labeler, lead):
+    """axe-core 4's nested-interactive and empty-table-header: a role=img chart is one image to a
+    screen reader, so nothing inside it may take focus; a header cell with no words names nothing."""
+    label_all(votes, labeler)
+    client.force_login(lead)
+    for path in ("/t/acme/calibration/", "/t/acme/calibration/compare/?confirm_min=0.7"):
+        response = client.get(path)
+        assert response.status_code == 200, path
+        body = response.content.decode()
+        for svg in re.findall(r'<svg[^>]*role="img".*?</svg>', body, re.DOTALL):
+            assert not re.search(r"<(a|button|input|select|textarea)\b|tabindex", svg), path
+        assert not re.findall(r"<th[^>]*>\s*</th>", body), path
 
 
 def test_every_chart_is_described_by_the_table_of_its_numbers(client, votes, labeler, acme):
