@@ -156,7 +156,10 @@ class Key:
         if s.fill:
             mark = f'<rect x="7" y="1" width="12" height="10" fill="{s.fill}" stroke="{s.color}"/>'
         else:
-            mark = _stroke(s, "M1 6H25") + _marker(s, 13, 6)
+            mark = (
+                _stroke(s, "M1 6H25")
+                + f'<g transform="translate(13 6)" {_paint(s)}>{MARKERS.get(s.marker, "")}</g>'
+            )
         size = 'viewBox="0 0 26 12" width="26" height="12"'
         return mark_safe(f'<svg {size} aria-hidden="true" focusable="false">{mark}</svg>')
 
@@ -265,13 +268,16 @@ def line(frame: Frame, name: str, points, style: Style) -> str:
     a <g class="point"> moved to its place."""
     at = [(frame.x(x), frame.y(y), words) for x, y, words in points]
     path = "M" + "L".join(f"{x} {y}" for x, y, _ in at) if len(at) > 1 and style.dash is not None else ""
-    markers = (
-        f'<g class="point" transform="translate({x} {y})">{_marker(style, 0, 0)}'
-        f"<title>{escape(words)}</title></g>"
+    shape = MARKERS.get(style.marker)
+    markers = "".join(
+        f'<g class="point" transform="translate({x} {y})">{shape}<title>{escape(words)}</title></g>'
         for x, y, words in at
-        if style.marker
+        if shape
     )
-    return f'<g class="series" data-series="{escape(name)}">{_stroke(style, path)}{"".join(markers)}</g>'
+    return (
+        f'<g class="series" data-series="{escape(name)}">{_stroke(style, path)}'
+        f"<g {_paint(style)}>{markers}</g></g>"
+    )
 
 
 def rule(frame: Frame, x: float, style: Style) -> str:
@@ -293,18 +299,21 @@ def _stroke(style: Style, path: str) -> str:
     return f'<path d="{path}" fill="none" stroke="{style.color}" stroke-width="1.6"{dash}/>'
 
 
-def _marker(style: Style, x: float, y: float) -> str:
-    """A point's marker centred on (x, y). The open square is drawn around, not over, a circle at
-    the same place: where strict and lenient agree both stay visible."""
-    paint = f'fill="{style.color}"'
-    shapes = {
-        "circle": f'<circle cx="{x}" cy="{y}" r="4" {paint}/>',
-        "open-square": f'<rect x="{x - 5}" y="{y - 5}" width="10" height="10" fill="none" '
-        f'stroke="{style.color}" stroke-width="1.5"/>',
-        "triangle": f'<path d="M{x} {y - 5}L{x + 4.5} {y + 3.5}H{x - 4.5}Z" {paint}/>',
-        "diamond": f'<path d="M{x} {y - 5}L{x + 5} {y}L{x} {y + 5}L{x - 5} {y}Z" {paint}/>',
-    }
-    return shapes.get(style.marker, "")
+# Each marker centred on (0, 0), moved into place by its group; its paint is the series' (_paint).
+MARKERS = {
+    "circle": '<circle r="4"/>',
+    "open-square": '<rect x="-5" y="-5" width="10" height="10"/>',  # around a circle, not over it
+    "triangle": '<path d="M0 -5L4.5 3.5H-4.5Z"/>',
+    "diamond": '<path d="M0 -5L5 0L0 5L-5 0Z"/>',
+}
+
+
+def _paint(style: Style) -> str:
+    """The markers' paint, given once on the group that holds them. The open square is drawn
+    around, not over, a circle at the same place: where strict and lenient agree both show."""
+    if style.marker.startswith("open-"):
+        return f'fill="none" stroke="{style.color}" stroke-width="1.5"'
+    return f'fill="{style.color}"'
 
 
 def _nice_ceiling(n: float) -> int:

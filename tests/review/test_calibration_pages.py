@@ -184,7 +184,7 @@ def points(chart: ET.Element, series: str) -> list[tuple[float, float]]:
     """A series' points, in the data's units."""
     x, y = scale(chart, "x"), scale(chart, "y")
     group = next(g for g in chart.iter("g") if g.get("data-series") == series)
-    marks = [mark for mark in group if mark.get("class") == "point"]
+    marks = [mark for mark in group.iter("g") if mark.get("class") == "point"]
     at = [re.search(r"translate\(([-\d.]+) ([-\d.]+)\)", mark.get("transform")).groups() for mark in marks]
     return [(x(float(px)), y(float(py))) for px, py in at]
 
