@@ -89,14 +89,14 @@ def load_cold(base: str) -> dict:
 
 
 def first_answer(base: str) -> float:
-    """The page asked for once, logged in, so its figures are computed and kept before the timed
-    loads (a lead finds them kept: the beat job or the first visit counted them)."""
+    """The page asked for once, logged in, so its figures are counted and kept before the timed
+    loads (a lead finds them kept: the beat job or the first visit counted them); the server's
+    answer to that first request, in seconds."""
     d = browser(cache=False)
     try:
         log_in(d, base)
-        started = time.perf_counter()
         d.get(base + PAGE)
-        return time.perf_counter() - started
+        return d.execute_script(TIMINGS)["server_ms"] / 1000
     finally:
         d.quit()
 
@@ -147,7 +147,7 @@ def main() -> None:
     )
     met = result["first_paint_ms"]["median"] < TARGET_MS
     print(f"  first paint under {TARGET_MS} ms: {'met' if met else 'not met'}")
-    print(f"  (the first request, which counted the figures: {computing:.1f} s)")
+    print(f"  (the server's answer to the first request, which counted the figures: {computing:.1f} s)")
     print(json.dumps(result))
 
 
