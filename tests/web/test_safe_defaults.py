@@ -1,6 +1,8 @@
 """Safe by default (issue 8): no debug pages, no public key, the documented production settings
 pass `check --deploy`, static files are served without DEBUG, every page has a CSP."""
 
+import base64
+import hashlib
 import os
 import re
 import subprocess
@@ -155,6 +157,25 @@ def test_every_page_carries_a_content_security_policy_without_inline_scripts(cli
         directives = dict(part.strip().split(" ", 1) for part in policy.split(";"))
         assert directives["script-src"] == "'self'", path
         assert directives["frame-ancestors"] == "'none'" and directives["object-src"] == "'none'"
+
+
+@pytest.mark.django_db
+def test_styles_come_from_this_origin_and_the_500_pages_own_block_alone(client, lead):
+    """No inline style but the 500 page's, allowed by its hash: a `style=` attribute or another
+    <style> block would be refused by the browser, so none may be in a template."""
+    client.force_login(lead)
+    directives = dict(
+        part.strip().split(" ", 1) for part in client.get("/t/acme/")["Content-Security-Policy"].split(";")
+    )
+    sources = directives["style-src"].split()
+    assert "'unsafe-inline'" not in sources and sources[0] == "'self'"
+    block = re.search(r"<style>(.*?)</style>", (TEMPLATES / "500.html").read_text(), flags=re.S).group(1)
+    assert sources[1:] == [f"'sha256-{base64.b64encode(hashlib.sha256(block.encode()).digest()).decode()}'"]
+    inline = {
+        t.relative_to(TEMPLATES).as_posix(): re.findall(r"<style\b|\sstyle=", t.read_text())
+        for t in TEMPLATES.rglob("*.html")
+    }
+    assert {name: hits for name, hits in inline.items() if hits} == {"500.html": ["<style"]}
 
 
 def test_htmx_is_configured_without_eval_or_injected_styles():
