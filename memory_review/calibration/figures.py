@@ -172,9 +172,15 @@ def _moved(then: dict, now: dict) -> tuple[str, ...]:
 # -- keeping and reading ----------------------------------------------------------------------------
 
 
+# What a kept figure holds changes with the code that makes it: a figure kept by an older release
+# is not read by a newer one (2: its charts became SVG, issue 28; the plotly JSON kept before drew
+# an empty chart for up to FIGURES_KEEP_SECONDS after an upgrade).
+SHAPE = 2
+
+
 def key(name: str, tenant_id: int, params: dict) -> str:
     digest = hashlib.sha256(json.dumps(params, sort_keys=True, default=str).encode()).hexdigest()[:24]
-    return f"figure:{name}:{tenant_id}:{digest}"
+    return f"figure:v{SHAPE}:{name}:{tenant_id}:{digest}"
 
 
 def _small(tenant: Tenant) -> bool:

@@ -100,8 +100,8 @@ class Command(BaseCommand):
         parser.add_argument("--port", type=int, default=int(os.environ.get("PORT", 8000)))
 
     def collect_static(self) -> None:
-        """`collectstatic` when a source file is newer than the last collection (compressing
-        plotly.js takes seconds; a demo started again should not wait for it)."""
+        """`collectstatic` when a source file is newer than the last collection (hashing and
+        compressing every file takes seconds; a demo started again should not wait for it)."""
         manifest = Path(settings.STATIC_ROOT) / "staticfiles.json"
         sources = (storage.path(path) for finder in get_finders() for path, storage in finder.list(None))
         newest = max(os.stat(path).st_mtime for path in sources)
