@@ -2,7 +2,8 @@
 tier; memories whose links point at it (newer versions, what refines or supports it) stand above
 it, what it points at (what it supersedes, refines, supports) below, one tier per link away, so a
 version chain reads from the newest at the top down. Nodes are plain links, so the graph works
-without JavaScript and with a keyboard; the list beside it says the same in words."""
+without JavaScript and with a keyboard; the list beside it says the same in words. The drawing is
+a group of links (role="group"), not one image: an image may hold nothing a person can focus."""
 
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -85,11 +86,14 @@ def _named(memory) -> str:
 def svg_items(drawn: Layout, href: Callable[[int], str]) -> SafeString:
     """The edges and the nodes of the drawing, written here rather than by template loops (a
     memory with fifty links spent about 10 ms of its page drawing them in the template engine)."""
-    out = [
+    # The edges are drawn for the eye alone: the list beside the graph says each link in words.
+    out = ['<g aria-hidden="true">']
+    out += [
         f'<line x1="{e.x1}" y1="{e.y1}" x2="{e.x2}" y2="{e.y2}" class="edge" marker-end="url(#arrow)"/>'
         f'<text x="{e.lx}" y="{e.ly}" class="edge-label">{escape(e.label)}</text>'
         for e in drawn.edges
     ]
+    out.append("</g>")
     for n in drawn.nodes:
         status = words.status_words(n.status)
         out.append(
