@@ -3,12 +3,20 @@
 it, a decision moves on to the next, and `u` takes the last decision back within
 REVIEW_UNDO_SECONDS as a compensating move of its own on the audit trail, unless someone acted on
 the memory since. The screens pass the filtered queue in; every move is a decision of
-workflow/decisions.py, so claims, row versions and the audit trail hold as they do elsewhere."""
+workflow/decisions.py, so claims, row versions and the audit trail hold as they do elsewhere.
+
+A decision names what was on screen: the flow's form carries `shown`, a token this server
+signed when it rendered the item (its id and row version, the reviewer, the time in ms). A
+decision without one, for another item, reviewer or version, or sooner than READ_FLOOR_MS after
+the item was rendered, is refused and writes nothing. static/js/keys.js keeps the same floor
+from the moment the item appears, so a key it lets through always passes here: the server
+renders before the browser shows, and hears the key after it is pressed."""
 
 from dataclasses import dataclass
 from datetime import timedelta
 
 from django.conf import settings
+from django.core import signing
 from django.db import transaction
 from django.db.models import Exists, OuterRef, QuerySet
 from django.utils import timezone
@@ -28,10 +36,61 @@ from .models import Claim
 KEYS = {"a": "approve", "f": "freeze", "x": "kill"}
 DECIDED = ("approve", "freeze", "contradict", "supersede")  # what counts as a decision made here
 REPLACES_AT = 0.6  # a kill whose vote says the event replaces the memory is a supersede
+# What the reviewer is told (and a screen reader says) after a decision.
+DONE = {
+    "approve": "Approved “{}”.",
+    "freeze": "Froze “{}”.",
+    "contradict": "Marked “{}” contradicted.",
+    "supersede": "Marked “{}” superseded.",
+}
+# The least time an item is on screen before a decision on it counts as a person's: 200 ms, the
+# quickest simple visual reaction (a key pressed the moment anything appears, with nothing to
+# read or choose; 190-250 ms on average, rarely under 150 ms). A key sooner than that was pressed
+# before the item could be seen: the second of a double press, or a held key's repeat. It is no
+# higher because the issue's deliberate reviewer presses one key every 400 ms and the next item
+# takes up to ~180 ms (p95) to arrive: 400 - 180 leaves 220 ms on screen, above the floor.
+READ_FLOOR_MS = 200
+SHOWN_SALT = "memory-review.flow-shown"
 
 
 class UndoRefused(LifecycleError):
     pass
+
+
+class NotShown(LifecycleError):
+    """A decision that does not name the item, version and reviewer the flow showed, or came
+    sooner after the item appeared than a person could have seen it."""
+
+
+def shown(memory: Memory, *, user, now=None) -> str:
+    """The token the flow's form carries: this item at this version, shown to `user` now."""
+    at = int((now or timezone.now()).timestamp() * 1000)
+    return signing.dumps({"m": memory.pk, "v": memory.row_version, "u": user.pk, "at": at}, salt=SHOWN_SALT)
+
+
+def check_shown(token: str, *, memory: Memory, user, seen_version: int | None, now=None) -> None:
+    """Refuse (NotShown) a decision on anything but what the flow showed this reviewer, at
+    least READ_FLOOR_MS ago."""
+    if not token:
+        raise NotShown("the form did not say which item it showed you; reload the flow and decide again")
+    try:
+        was = signing.loads(token, salt=SHOWN_SALT)
+    except signing.BadSignature:
+        raise NotShown("the record of what the page showed you is damaged; reload the flow") from None
+    if was["u"] != user.pk:
+        raise NotShown("the page that sent it was shown to someone else")
+    if was["m"] != memory.pk:
+        raise NotShown("the screen showed you another item, not this one")
+    if seen_version is None:
+        raise NotShown("the form did not say which version you saw; reload the flow and decide again")
+    if was["v"] != seen_version:
+        raise NotShown(f"the screen showed version {was['v']}, the form says {seen_version}")
+    on_screen = int((now or timezone.now()).timestamp() * 1000) - was["at"]
+    if on_screen < READ_FLOOR_MS:
+        raise NotShown(
+            f"it had been on screen for {max(on_screen, 0)} ms, less than the {READ_FLOOR_MS} ms a "
+            "person takes to see it; read it, then decide"
+        )
 
 
 def candidates(queue: QuerySet, *, user, skipped=(), now=None) -> QuerySet:
@@ -66,17 +125,22 @@ def kill_action(memory: Memory) -> str:
 
 
 @transaction.atomic
-def decide(*, memory: Memory, key: str, user, reason: str, seen_version: int, can_lead: bool,
-           request_id: str | None = None) -> Outcome:  # fmt: skip
-    """The move one key makes, through memory_decide (claims, row versions, hard TTL); its
-    `move` is what `u` may take back (None when code expired the memory instead)."""
+def decide(*, memory: Memory, key: str, user, reason: str, shown: str, seen_version: int | None,
+           can_lead: bool, request_id: str | None = None, now=None) -> Outcome:  # fmt: skip
+    """The move one key makes on the item `shown` (check_shown), through memory_decide (claims,
+    row versions, hard TTL); its `move` is what `u` may take back (None when code expired the
+    memory instead), and its message names the move and the item."""
     if key not in KEYS:
         raise LifecycleError(f"no decision has the key {key!r}: {', '.join(KEYS)}")
+    check_shown(shown, memory=memory, user=user, seen_version=seen_version, now=now)
     action = KEYS[key] if KEYS[key] != "kill" else kill_action(memory)
-    return memory_decide(
+    outcome = memory_decide(
         memory=memory, action=action, user=user, reason=reason, seen_version=seen_version,
         can_lead=can_lead, request_id=request_id,
     )  # fmt: skip
+    if outcome.move is not None:
+        outcome.message = DONE[outcome.move.action].format(memory.subject)
+    return outcome
 
 
 def undo_window() -> timedelta:

@@ -1,18 +1,20 @@
 """The review flow: one item at a time in the queue's order, claimed on arrival and released on
 skip; one key decides and the next item comes; `u` undoes the last decision as an audited move
-of its own, refused when someone acted on the memory since."""
+of its own, refused when someone acted on the memory since. A decision names the item, version
+and reviewer the flow showed, at least READ_FLOOR_MS before: anything else is refused."""
 
 from datetime import timedelta
 
 import pytest
 import time_machine
+from django.contrib.auth import get_user_model
 from django.utils import timezone
 
 from memory_review.audit import verification
 from memory_review.audit.models import Transition
 from memory_review.lifecycle import Actor, transition
 from memory_review.memories.models import Memory
-from memory_review.workflow import claims
+from memory_review.workflow import claims, flow
 from memory_review.workflow.models import Claim
 from tests.factories import flagged, make_user
 
@@ -40,9 +42,22 @@ def shown(response) -> str:
     )
 
 
+def shown_token(page) -> str:
+    return page.content.decode().split('name="shown" value="', 1)[1].split('"', 1)[0]
+
+
 def decide(client, memory, key: str, **extra):
+    """What the flow's form posts for `memory`, as shown to the logged-in reviewer a second ago."""
     memory.refresh_from_db()
-    data = {"key": key, "seen_version": memory.row_version, "filters": "", **extra}
+    reviewer = get_user_model().objects.get(pk=client.session["_auth_user_id"])
+    ago = timezone.now() - timedelta(seconds=1)
+    data = {
+        "key": key,
+        "shown": flow.shown(memory, user=reviewer, now=ago),
+        "seen_version": memory.row_version,
+        "filters": "",
+        **extra,
+    }
     return client.post(f"/t/acme/review/flow/memories/{memory.pk}/decide/", data, **HTMX)
 
 
@@ -76,6 +91,7 @@ def test_one_key_decides_and_the_next_item_comes_with_its_claim(client, lead, qu
     assert answer.status_code == 200 and shown(answer) == order[1].subject
     approved = Transition.objects.get(memory=order[0], action="approve")
     assert (approved.actor, approved.reason) == (f"user:{lead.pk}", "checked with the customer")
+    assert f"Approved “{order[0].subject}”. Next: “{order[1].subject}”." in answer.content.decode()
     assert "1</strong> done today" in answer.content.decode()
     assert Claim.objects.held().get().memory == order[1]
     assert verification.problem_in(order[0].tenant) is None
@@ -164,15 +180,138 @@ def test_without_javascript_a_decision_redirects_to_the_flow_with_its_filters(cl
     fact = flagged(acme, policy, still_true=0.5, kind="fact")
     flagged(acme, policy, still_true=0.5, kind="preference")
     client.force_login(lead)
-    assert shown(client.get(FLOW, {"kind": "fact"})) == fact.subject
+    page = client.get(FLOW, {"kind": "fact"})
+    assert shown(page) == fact.subject
+    form = {"key": "a", "shown": shown_token(page), "seen_version": fact.row_version, "filters": "kind=fact"}
 
-    answer = client.post(
-        f"/t/acme/review/flow/memories/{fact.pk}/decide/",
-        {"key": "a", "seen_version": fact.row_version, "filters": "kind=fact"},
-    )
+    with time_machine.travel(timezone.now() + timedelta(seconds=2)):  # the reviewer reads it
+        answer = client.post(f"/t/acme/review/flow/memories/{fact.pk}/decide/", form)
 
     assert answer.status_code == 302 and answer["Location"] == f"{FLOW}?kind=fact"
     assert "Nothing left to review matching these filters" in client.get(answer["Location"]).content.decode()
+
+
+def test_the_answer_says_what_was_done_and_what_comes_next_outside_the_swapped_region(client, lead, queue):
+    order = list(Memory.objects.needs_review().order_by("threshold_gap", "flagged_at", "id"))
+    client.force_login(lead)
+    client.get(FLOW)
+
+    text = decide(client, order[0], "a").content.decode()
+
+    flash = text.split('<div id="flash" hx-swap-oob="innerHTML">', 1)[1].split("</div>", 1)[0]
+    assert f"Approved “{order[0].subject}”. Next: “{order[1].subject}”." in flash
+    assert text.index('id="flash"') < text.index('id="flow"')  # its own element, not inside the swap
+    assert '<h1 class="flow-title" tabindex="-1">' in text  # where keys.js puts the focus
+
+
+def test_a_plain_post_that_does_not_name_the_item_shown_is_refused(client, lead, queue):
+    order = list(Memory.objects.needs_review().order_by("threshold_gap", "flagged_at", "id"))
+    client.force_login(lead)
+    client.get(FLOW)
+
+    answer = client.post(
+        f"/t/acme/review/flow/memories/{order[0].pk}/decide/",
+        {"key": "a", "seen_version": order[0].row_version, "filters": ""},
+    )  # what a form sent without its `shown` field, htmx or not
+
+    assert answer.status_code == 302 and answer["Location"] == f"{FLOW}?item={order[0].pk}"
+    again = client.get(answer["Location"]).content.decode()
+    assert f"Nothing was changed on “{order[0].subject}”: the form did not say which item it showed" in again
+    assert shown(client.get(answer["Location"])) == order[0].subject
+    assert Memory.objects.get(pk=order[0].pk).status == "needs_review"
+    assert not Transition.objects.filter(memory=order[0], action="approve").exists()
+
+
+@pytest.mark.parametrize(
+    "whose, problem",
+    [
+        ("the next item", "the screen showed you another item, not this one"),
+        ("a colleague", "the page that sent it was shown to someone else"),
+    ],
+)
+def test_a_decision_on_anything_but_what_you_were_shown_is_refused(
+    client, lead, reviewer, queue, whose, problem
+):
+    order = list(Memory.objects.needs_review().order_by("threshold_gap", "flagged_at", "id"))
+    client.force_login(lead)
+    client.get(FLOW)
+    item, viewer = (order[1], lead) if whose == "the next item" else (order[0], reviewer)
+    form = {
+        "key": "f",
+        "shown": flow.shown(item, user=viewer, now=timezone.now() - timedelta(seconds=5)),
+        "seen_version": order[0].row_version,
+        "filters": "",
+    }
+
+    answer = client.post(f"/t/acme/review/flow/memories/{order[0].pk}/decide/", form, **HTMX)
+
+    assert f"Nothing was changed on “{order[0].subject}”: {problem}." in answer.content.decode()
+    assert shown(answer) == order[0].subject  # shown again, to be read and decided
+    assert Memory.objects.filter(status="needs_review").count() == 3
+
+
+@pytest.mark.parametrize(
+    "seen, problem",
+    [
+        ({}, "the form did not say which version you saw"),
+        ({"seen_version": "1"}, "the screen showed version 2, the form says 1"),
+    ],
+)
+def test_a_decision_must_name_the_version_shown(client, lead, queue, seen, problem):
+    memory = queue[0]
+    memory.row_version = 2  # what the form showed: the item at version 2
+    client.force_login(lead)
+    client.get(FLOW)
+    Memory.objects.filter(pk=memory.pk).update(row_version=2)
+    token = flow.shown(memory, user=lead, now=timezone.now() - timedelta(seconds=5))
+
+    answer = client.post(
+        f"/t/acme/review/flow/memories/{memory.pk}/decide/",
+        {"key": "a", "shown": token, "filters": "", **seen},
+        **HTMX,
+    )
+
+    assert problem in answer.content.decode()
+    assert Memory.objects.get(pk=memory.pk).status == "needs_review"
+
+
+def test_a_damaged_record_of_what_was_shown_is_refused(client, lead, queue):
+    client.force_login(lead)
+    page = client.get(FLOW)
+    memory = Memory.objects.get(subject=shown(page))
+    token = shown_token(page)
+    forged = token.replace(token[-1], "A" if token[-1] != "A" else "B")
+
+    with time_machine.travel(timezone.now() + timedelta(seconds=2)):
+        answer = decide(client, memory, "a", shown=forged)
+
+    assert "the record of what the page showed you is damaged" in answer.content.decode()
+    assert Memory.objects.get(pk=memory.pk).status == "needs_review"
+
+
+def test_a_decision_sooner_than_a_person_could_see_the_item_is_refused(client, lead, queue):
+    """The second of a double press, sent the moment the next item arrived: refused, and the same
+    item is shown again. Once it has been on screen READ_FLOOR_MS, the same key decides it."""
+    client.force_login(lead)
+    at = timezone.now()
+    with time_machine.travel(at, tick=False):
+        page = client.get(FLOW)
+    memory = Memory.objects.get(subject=shown(page))
+    form = {"key": "a", "shown": shown_token(page), "seen_version": memory.row_version, "filters": ""}
+    url = f"/t/acme/review/flow/memories/{memory.pk}/decide/"
+
+    with time_machine.travel(at + timedelta(milliseconds=60), tick=False):
+        too_soon = client.post(url, form, **HTMX)
+    assert (
+        f"Nothing was changed on “{memory.subject}”: it had been on screen for 60 ms, less than the "
+        f"{flow.READ_FLOOR_MS} ms a person takes to see it" in too_soon.content.decode()
+    )
+    assert shown(too_soon) == memory.subject
+    assert Memory.objects.get(pk=memory.pk).status == "needs_review"
+
+    with time_machine.travel(at + timedelta(milliseconds=flow.READ_FLOOR_MS), tick=False):
+        client.post(url, form, **HTMX)
+    assert Memory.objects.get(pk=memory.pk).status == "active"
 
 
 def test_a_stale_decision_changes_nothing_and_says_what_happened(client, lead, queue):

@@ -1,6 +1,11 @@
 """The review flow (workflow/flow.py): "Review these" from the queue opens one item at a time in
 the queue's order, with the memory beside the evidence that sent it to review; one key decides
-and the next item comes (an htmx swap of the flow region, or a redirect without JavaScript)."""
+and the next item comes (an htmx swap of the flow region, or a redirect without JavaScript).
+
+Each form carries `shown` and `seen_version`, what the page showed; a decision on anything else
+is refused and changes nothing (flow.check_shown). After a swap the page's polite live region
+(#flash, outside the swapped region, updated out of band) says what was done and what comes
+next, and static/js/keys.js moves focus to the new item's heading."""
 
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse, QueryDict
@@ -55,11 +60,17 @@ def _state(request: HttpRequest, membership, filters, *, current=None, notice=No
         claim = flow.arrive(memory, user=user)
     if memory is not None:
         memory = get_memory_for(membership, memory.pk)
+    after = ""  # what the live region says comes now, after what was done
+    if (notice or problem) and memory is None:
+        after = "Nothing left to review."
+    elif (notice or problem) and memory != current:
+        after = f"Next: “{memory.subject}”."
     query = filters.data.urlencode() if hasattr(filters.data, "urlencode") else ""
     last = request.session.get(_last_key(membership))
     return dict(
         memory=memory,
         claim=claim,
+        shown=flow.shown(memory, user=user) if memory is not None else "",
         kill=decisions.ACTIONS[flow.kill_action(memory)].label if memory is not None else "",
         evidence=explain.evidence_for(memory) if memory is not None else None,
         progress=flow.progress(tenant, user=user, left=queue.count()),
@@ -68,6 +79,7 @@ def _state(request: HttpRequest, membership, filters, *, current=None, notice=No
         can_undo=last is not None,
         notice=notice,
         problem=problem,
+        said=" ".join(part for part in (problem, notice, after) if part),
         skipped=len(skipped),
         queue_url=reverse("review-queue", args=[tenant.slug]) + (f"?{query}" if query else ""),
     )
@@ -120,8 +132,18 @@ def flow_decide(request: HttpRequest, membership, pk: int) -> HttpResponse:
     try:
         decided = flow.decide(
             memory=memory, key=key, user=request.user, reason=request.POST.get("reason", ""),
-            seen_version=version or 0, can_lead=membership.can_lead, request_id=request.request_id,
+            shown=request.POST.get("shown", ""), seen_version=version, can_lead=membership.can_lead,
+            request_id=request.request_id,
         )  # fmt: skip
+    except flow.NotShown as exc:  # the same item again, for the reviewer to read and decide
+        again = memory if memory.status == lists.MemoryStatus.NEEDS_REVIEW else None
+        return _answer(
+            request,
+            membership,
+            filters,
+            current=again,
+            problem=f"Nothing was changed on “{memory.subject}”: {exc}.",
+        )
     except (LifecycleError, ClaimError) as exc:
         return _answer(
             request, membership, filters, problem=f"Nothing was changed on “{memory.subject}”: {exc}"
