@@ -86,17 +86,32 @@ def schema() -> dict:
             "/api/v1/t/{slug}/memories": {
                 **_post("Write a memory tied to its source event.", "MemoryIn", "201"),
                 **_get(
-                    "What is in force for a scope (NULL scope columns are broader; a memory that needs "
-                    "review is returned with standing `under_review`; nothing past its hard TTL), a "
-                    "keyset page at a time, with an ETag; `as_of` answers from the audit trail.",
+                    "What is in force for a scope, a keyset page at a time (`next_after`), with a weak "
+                    "ETag; `as_of` answers from the audit trail. A scope column given matches that value "
+                    "or null (broader); one left out matches any value (every agent's and thread's "
+                    "memories for the user), as an event's scope reaches the memories it judges; "
+                    "`narrower=false` makes a column left out match null only. A memory that needs "
+                    "review has standing `under_review`; nothing past its hard TTL. The answer's "
+                    "`cursor` is the change feed's position these rows are consistent with (list, then "
+                    "watch): follow GET changes from the first page's cursor; a change made while you "
+                    "page is heard again, and applying it twice gives the same cache. null with `as_of`.",
                     schemas.InForceQuery,
-                    extra={"304": {"description": "Unchanged since the ETag sent in If-None-Match."}},
+                    extra={
+                        "304": {
+                            "description": "The memories are those you hold (If-None-Match); keep the "
+                            "cursor that came with them."
+                        }
+                    },
                 ),
             },
             "/api/v1/t/{slug}/changes": _get(
                 "Every change to what is in force after the cursor, in commit order (created, "
                 "rewritten, moved, expired, forgotten, erased); a forgotten or erased memory is a "
-                "tombstone. Keep `cursor` and ask again; `wait` long-polls.",
+                "tombstone. Start from the `cursor` of a GET memories answer (0 replays the tenant's "
+                "whole history); keep the page's `cursor` and ask again from it: `more` is true when "
+                "another page (of up to `limit`) is ready now; `wait` long-polls. Each change's `seq` is "
+                "the one before it plus one. The feed is the tenant's: keep the changes whose `scope` "
+                "your scope reaches (as GET memories matches).",
                 schemas.ChangesQuery,
             ),
             "/api/v1/t/{slug}/receipts": _post(

@@ -177,9 +177,23 @@ def page_size(most: int):
 
 
 class InForceQuery(Query):
-    user_id: ScopeId | None = None
-    agent_id: ScopeId | None = None
-    thread_id: ScopeId | None = None
+    user_id: ScopeId | None = Field(
+        default=None,
+        description="This user's memories and the tenant's (user_id null); left out: any user's.",
+    )
+    agent_id: ScopeId | None = Field(
+        default=None,
+        description="This agent's memories and every agent's (agent_id null); left out: any agent's.",
+    )
+    thread_id: ScopeId | None = Field(
+        default=None,
+        description="This thread's memories and every thread's (thread_id null); left out: any thread's.",
+    )
+    narrower: bool = Field(
+        default=True,
+        description="false: a scope column left out matches null only (what applies with no agent or "
+        "thread), not any value.",
+    )
     kind: Kind | None = None
     as_of: When | None = Field(default=None, description="What was in force then, with a time zone.")
     after: Annotated[int, Field(ge=0, le=HIGHEST_ID)] = Field(

@@ -130,14 +130,16 @@ def query(request: HttpRequest, model: type[BaseModel]):
         raise BadInput(schemas.error_fields(exc)) from exc
 
 
-def with_etag(request: HttpRequest, body: dict) -> HttpResponse:
-    """The JSON answer with a strong ETag of its bytes; 304 when the agent already holds them."""
-    content = json.dumps(body, separators=(",", ":")).encode()
-    etag = f'"{hashlib.sha256(content).hexdigest()[:32]}"'
+def with_etag(request: HttpRequest, body: dict, *, cursor: int | None) -> HttpResponse:
+    """The JSON answer and its feed `cursor`, with a weak ETag of the answer without the cursor;
+    304 when the agent already holds it. The cursor moves with every change in the tenant, most of
+    them to other scopes; an agent told 304 holds these very memories, and the cursor it kept with
+    them is still one to follow from (what changed since is heard again, and applies the same)."""
+    etag = f'W/"{hashlib.sha256(json.dumps(body, separators=(",", ":")).encode()).hexdigest()[:32]}"'
     if etag in [tag.strip() for tag in request.headers.get("If-None-Match", "").split(",")]:
         response = HttpResponse(status=304)
     else:
-        response = HttpResponse(content, content_type="application/json")
+        response = JsonResponse({**body, "cursor": cursor})
     response["ETag"] = etag
     return response
 
@@ -192,22 +194,23 @@ def memories(request: HttpRequest, tenant):
 
 
 def in_force(request: HttpRequest, tenant):
-    """What is in force for a scope (agents/inforce.py says what that means), a page at a time."""
+    """What is in force for a scope (agents/inforce.py says what that means), a page at a time,
+    with the change feed's cursor to follow it from."""
     asked = query(request, schemas.InForceQuery)
-    scope = asked.model_dump(include={"user_id", "agent_id", "thread_id"})
-    found, next_after = inforce.page(
-        tenant, **scope, kind=asked.kind, at=asked.as_of, after=asked.after, limit=asked.limit
-    )
-    names = actor_names(shapes.actors(found))
-    return with_etag(
-        request,
-        {
-            "scope": scope,
-            "as_of": asked.as_of.isoformat() if asked.as_of else None,
-            "memories": [shapes.held(item, names) for item in found],
-            "next_after": next_after,
-        },
-    )
+    scope = asked.model_dump(include=set(inforce.SCOPE_COLUMNS))
+    found = inforce.snapshot(
+        tenant, **scope, narrower=asked.narrower, kind=asked.kind, at=asked.as_of, after=asked.after,
+        limit=asked.limit,
+    )  # fmt: skip
+    names = actor_names(shapes.actors(found.held))
+    body = {
+        "scope": scope,
+        "narrower": asked.narrower,
+        "as_of": asked.as_of.isoformat() if asked.as_of else None,
+        "memories": [shapes.held(item, names) for item in found.held],
+        "next_after": found.next_after,
+    }
+    return with_etag(request, body, cursor=found.cursor)
 
 
 @require_GET

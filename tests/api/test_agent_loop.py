@@ -47,22 +47,54 @@ def move(memory, action: str, kind: str = "user", who: str = "7"):
 # -- what is in force ---------------------------------------------------------------------------
 
 
-def test_a_scope_gets_its_own_memories_and_every_broader_one_but_no_one_elses(client, acme, globex, token):
+def test_a_scope_gets_its_own_memories_every_broader_one_and_every_narrower_one_but_no_one_elses(
+    client, acme, globex, token
+):
     everyone = make_memory(acme)
     mine = make_memory(acme, user_id="cust-1")
     my_thread = make_memory(acme, user_id="cust-1", thread_id="t-1")
     other_thread = make_memory(acme, user_id="cust-1", thread_id="t-2")
-    make_memory(acme, user_id="cust-2")
+    bots_for_me = make_memory(acme, user_id="cust-1", agent_id="support-bot")
+    bots_for_everyone = make_memory(acme, agent_id="support-bot")
+    someone_else = make_memory(acme, user_id="cust-2")
     make_memory(globex, user_id="cust-1")
 
     user = get(client, "/api/v1/t/acme/memories?user_id=cust-1", token)
     thread = get(client, "/api/v1/t/acme/memories?user_id=cust-1&thread_id=t-1", token)
+    conversation = get(
+        client, "/api/v1/t/acme/memories?user_id=cust-1&agent_id=support-bot&thread_id=t-1", token
+    )
     tenant_wide = get(client, "/api/v1/t/acme/memories", token)
 
+    # Everything for cust-1, with any agent, in any thread (issue 28: 24 of 26 were missing).
+    assert ids(user) == [
+        everyone.pk,
+        mine.pk,
+        my_thread.pk,
+        other_thread.pk,
+        bots_for_me.pk,
+        bots_for_everyone.pk,
+    ]
+    assert ids(thread) == [everyone.pk, mine.pk, my_thread.pk, bots_for_me.pk, bots_for_everyone.pk]
+    assert ids(conversation) == [everyone.pk, mine.pk, my_thread.pk, bots_for_me.pk, bots_for_everyone.pk]
+    assert someone_else.pk in ids(tenant_wide) and someone_else.pk not in ids(user)
+
+
+def test_narrower_false_reads_a_column_left_out_as_null_only(client, acme, token):
+    everyone = make_memory(acme)
+    mine = make_memory(acme, user_id="cust-1")
+    make_memory(acme, user_id="cust-1", thread_id="t-1")
+    make_memory(acme, user_id="cust-1", agent_id="support-bot")
+    bots = make_memory(acme, user_id="cust-1", agent_id="support-bot", thread_id="t-1")
+
+    user = get(client, "/api/v1/t/acme/memories?user_id=cust-1&narrower=false", token)
+    bot = get(client, "/api/v1/t/acme/memories?user_id=cust-1&agent_id=support-bot&narrower=false", token)
+    tenant_wide = get(client, "/api/v1/t/acme/memories?narrower=false", token)
+
     assert ids(user) == [everyone.pk, mine.pk]
-    assert ids(thread) == [everyone.pk, mine.pk, my_thread.pk]
-    assert other_thread.pk not in ids(thread)
+    assert bots.pk not in ids(bot) and len(ids(bot)) == 3
     assert ids(tenant_wide) == [everyone.pk]
+    assert user.json()["narrower"] is False
 
 
 def test_live_memories_are_in_force_one_under_review_is_marked_and_the_rest_are_not(client, acme, token):
@@ -129,15 +161,15 @@ def test_pages_follow_by_keyset_with_the_same_queries_whatever_the_size(client, 
     pages = [[m["id"] for m in page["memories"]] for page in (first, second, third)]
     assert pages == [[m.pk for m in memories[:2]], [m.pk for m in memories[2:4]], [memories[4].pk]]
     assert third["next_after"] is None
-    # The token and its seal, the tenant's setting, the page, its moves, the people: as many for 2
-    # rows as for 50.
+    # The token and its seal, the feed's head (its transaction a savepoint pair inside the test's),
+    # the page, its moves, the people: as many for 2 rows as for 50.
     with CaptureQueriesContext(connection) as small:
         get(client, "/api/v1/t/acme/memories?limit=2", token)
     for _ in range(45):
         move(make_memory(acme), "freeze")
     with CaptureQueriesContext(connection) as large:
         assert len(ids(get(client, "/api/v1/t/acme/memories?limit=50", token))) == 50
-    assert len(large.captured_queries) == len(small.captured_queries) <= 7
+    assert len(large.captured_queries) == len(small.captured_queries) <= 8
 
 
 def test_an_unchanged_answer_is_a_304_and_a_changed_one_is_not(client, acme, token):
