@@ -290,6 +290,7 @@ LOGGING = {
     "filters": {
         "context": {"()": "memory_review.ops.logs.ContextFilter"},
         "without_query_strings": {"()": "memory_review.ops.logs.WithoutQueryStrings"},
+        "refusals_without_traceback": {"()": "memory_review.ops.logs.RefusalsWithoutTraceback"},
     },
     "formatters": {
         "text": {
@@ -316,6 +317,8 @@ LOGGING = {
     "loggers": {
         # One line per HTTP request to Jev is noise; failures surface on the assessment.
         **{name: {"level": "WARNING"} for name in ("httpx", "httpx2", "typesafe_sdk")},
+        # A refused page (403, 404) is one line at WARNING, without a traceback; errors keep theirs.
+        "django.request": {"filters": ["refusals_without_traceback"]},
         # runserver's access log (`make demo`), as Django sets it up, but without query strings:
         # search words and user ids there are out of an erasure's reach (docs/deploy.md).
         "django.server": {

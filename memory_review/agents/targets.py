@@ -1,7 +1,10 @@
-"""Where a webhook may be sent: http or https to a host on the public internet. A URL whose host is,
-or resolves to, a loopback, link-local, private, shared, multicast or reserved address is refused
+"""Where a webhook may be sent: https to a host on the public internet. A URL whose host is, or
+resolves to, a loopback, link-local, private, shared, multicast or reserved address is refused
 (it would let a tenant's endpoint reach into the network this server runs in), unless the
-address and port are inside one of WEBHOOK_ALLOW_NETWORKS.
+address and port are inside one of WEBHOOK_ALLOW_NETWORKS. Plain http is refused too (a change
+and its signature would cross the internet readable by anyone on the way), except to an address
+and port WEBHOOK_ALLOW_NETWORKS lets in (the demo's receiver on 127.0.0.1, a network of one's own).
+The page and the API register endpoints through the same check.
 
 An IPv6 address that carries an IPv4 one (IPv4-mapped ::ffff:a.b.c.d, IPv4-compatible ::a.b.c.d,
 NAT64 64:ff9b::a.b.c.d, 6to4 2002:aabb:ccdd::, Teredo 2001:0::) is judged by that IPv4 address
@@ -154,7 +157,7 @@ def parse(url: str) -> tuple[str, int]:
     except ValueError as exc:
         raise TargetRefused(f"is not a URL ({exc})") from exc
     if parts.scheme not in SCHEMES:
-        raise TargetRefused("must start with https:// (or http://)")
+        raise TargetRefused("must start with https://")
     if not parts.hostname:
         raise TargetRefused("names no host")
     if parts.username is not None or parts.password is not None:
@@ -179,4 +182,10 @@ def check(url: str) -> Target:
                 f"host {host} is at {problem}: webhooks go to the public internet unless "
                 f"WEBHOOK_ALLOW_NETWORKS lets that network and port ({port}) in"
             )
+    plain = urlsplit(url).scheme == "http"
+    if plain and not all(any(entry.admits(address, port) for entry in allowed) for address in addresses):
+        raise TargetRefused(
+            "must start with https://: plain http:// goes only to a network and port "
+            f"WEBHOOK_ALLOW_NETWORKS lets in, and host {host} ({addresses[0]}, port {port}) is not in one"
+        )
     return Target(url=url, host=host, port=port, address=str(addresses[0]))

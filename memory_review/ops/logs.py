@@ -63,6 +63,17 @@ class WithoutQueryStrings(logging.Filter):
         return True
 
 
+class RefusalsWithoutTraceback(logging.Filter):
+    """A refused request (403, 404, 400) is the application working: Django logs a 403 with the
+    PermissionDenied's traceback, which buried the demo's terminal. Its one line says what was
+    refused; a traceback stays for what went wrong (5xx)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if getattr(record, "status_code", 500) < 500:
+            record.exc_info = record.exc_text = None
+        return True
+
+
 class JsonFormatter(logging.Formatter):
     def format(self, record: logging.LogRecord) -> str:
         entry = {

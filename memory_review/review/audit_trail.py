@@ -25,7 +25,9 @@ ACTIONS = sorted({action for _, action in (*MEMORY_MOVES, *CANDIDATE_MOVES)})
 class TrailFilters(forms.Form):
     actor = forms.ChoiceField(required=False, label="Who")
     action = forms.ChoiceField(required=False, choices=[("", "Any action"), *((a, a) for a in ACTIONS)])
-    memory = params.IdField(Memory, required=False, label="Memory id")
+    # One memory's moves: set by the links on its lineage, said by its subject above the trail
+    # (a person looks a memory up by what it is about, "Subject contains", never by its number).
+    memory = params.IdField(Memory, required=False, label="Memory", widget=forms.HiddenInput)
     subject = forms.CharField(required=False, max_length=200, label="Subject contains")
     since = params.DateField(required=False, label="From", widget=forms.DateInput(attrs={"type": "date"}))
     until = params.DateField(required=False, label="Until", widget=forms.DateInput(attrs={"type": "date"}))
@@ -65,6 +67,14 @@ class TrailFilters(forms.Form):
         if data.get("until"):
             transitions = transitions.filter(created_at__lte=datetime.combine(data["until"], time.max, zone))
         return transitions
+
+    @property
+    def one_memory(self) -> Memory | None:
+        """The memory the trail is narrowed to, if any (to name it by its subject)."""
+        pk = self.cleaned_data.get("memory") if self.is_valid() else None
+        return (
+            Memory.objects.for_tenant(self.tenant).only("id", "subject").filter(pk=pk).first() if pk else None
+        )
 
     @property
     def ordering(self) -> tuple[str, ...]:

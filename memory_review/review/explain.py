@@ -8,13 +8,14 @@ from datetime import datetime, timedelta
 
 from django.db.models import Subquery
 from django.utils import timezone
-from django.utils.timesince import timesince
 
 from memory_review.assessments.models import Disposition, Verdict
-from memory_review.assessments.policy import DEFAULTS, Thresholds
+from memory_review.assessments.policy import BEARING, DEFAULTS, Thresholds
 from memory_review.audit.models import Transition
 from memory_review.memories.models import Memory, MemoryStatus, SourceEvent
 from memory_review.tenancy.names import actor_names
+
+from . import words
 
 # A channel as a sentence names its message.
 MESSAGE = {
@@ -52,12 +53,28 @@ class Evidence:
     """What put the memory where it is, and how to say so."""
 
     sentence: str
+    note: str  # said after the sentence, muted: "(no reason given)"
     move: Transition | None  # the move that put it in its status, if it ever moved
     mover: str  # who made that move, by name
-    verdict: Verdict | None  # the vote behind the move (or the latest bearing vote)
+    verdict: Verdict | None  # the vote shown: what sent it to review, else the newest bearing one
     event: SourceEvent | None  # the new evidence, verbatim (None when erased or never any)
     votes: tuple[Vote, ...]
     band: tuple[float, float]  # where the policy asks a person (contradict_at, confirm_at)
+    status: str  # the memory's: "why it is here" is said only of an item in review
+
+    @property
+    def in_review(self) -> bool:
+        return self.status == MemoryStatus.NEEDS_REVIEW
+
+    @property
+    def why_label(self) -> str:
+        """The sentence's label: "Why it is here" in review; elsewhere why it is what it is."""
+        return "Why it is here" if self.in_review else f"Why it is {words.status_words(self.status)}"
+
+    @property
+    def evidence_label(self) -> str:
+        """In review, the vote that sent it there; elsewhere the newest that bears on it."""
+        return "The new evidence" if self.in_review else "The newest evidence"
 
     @property
     def event_erased(self) -> bool:
@@ -74,8 +91,10 @@ class Evidence:
 
 
 def evidence_for(memory: Memory, *, now: datetime | None = None) -> Evidence:
-    """Three queries: the memory's last move, the vote behind it (else its latest bearing vote)
-    with its event and policy."""
+    """What to show beside the memory: in review, the vote that sent it there; otherwise (or
+    when a person sent it) the newest vote that bears on it, never one Jev found unrelated. The
+    sentence explains the last move by its own vote and names the people its reason cites.
+    Up to four queries: the last move, its vote, the newest bearing vote, the names."""
     move = (
         Transition.objects.filter(memory=memory)
         .only("seq", "action", "actor", "reason", "to_status", "from_status", "created_at", "verdict_id")
@@ -83,25 +102,37 @@ def evidence_for(memory: Memory, *, now: datetime | None = None) -> Evidence:
         .first()
     )
     votes = Verdict.objects.filter(memory=memory).select_related("event", "assessment__policy")
-    verdict = None
-    if move is not None and move.verdict_id:
-        verdict = votes.filter(pk=move.verdict_id).first()
-    if verdict is None:  # the latest from the (memory, -id) index, then read with its joins
-        latest = Verdict.objects.filter(memory=memory, bears__isnull=False).order_by("-id").values("pk")[:1]
-        verdict = votes.filter(pk=Subquery(latest)).first()
+    in_review = memory.status == MemoryStatus.NEEDS_REVIEW
+    behind_move = votes.filter(pk=move.verdict_id).first() if move is not None and move.verdict_id else None
+    verdict = behind_move if in_review else None
+    if verdict is None:  # the newest bearing vote, from the (memory, -id) index, read with its joins
+        newest = (
+            Verdict.objects.filter(memory=memory, disposition__in=BEARING).order_by("-id").values("pk")[:1]
+        )
+        verdict = votes.filter(pk=Subquery(newest)).first() or behind_move
+    names = actor_names([move.actor, *words.people_in([move.reason])]) if move else {}
+    mover = names[move.actor] if move else ""
+    said = sentence(
+        memory, move=move, mover=mover, verdict=behind_move, policy=_policy_of(behind_move), now=now,
+        reason=words.named(move.reason, names) if move else "",
+    )  # fmt: skip
+    note = ""  # a person's move with no reason typed ends with a note, shown muted, never quoted
+    if move is not None and move.actor.startswith("user:") and said.endswith(f" {words.NO_REASON}"):
+        said, note = said.removesuffix(f" {words.NO_REASON}"), words.NO_REASON
     policy = _policy_of(verdict)
-    mover = actor_names([move.actor])[move.actor] if move else ""
     event = verdict.event if verdict is not None and verdict.event.erased_at is None else None
     return Evidence(
-        sentence=sentence(memory, move=move, mover=mover, verdict=verdict, policy=policy, now=now),
+        sentence=said,
+        note=note,
         move=move,
         mover=mover,
         verdict=verdict,
         event=event,
-        votes=tuple(Vote(name, words, question, getattr(verdict, name)) for name, words, question in VOTES)
+        votes=tuple(Vote(name, label, question, getattr(verdict, name)) for name, label, question in VOTES)
         if verdict is not None
         else (),
         band=(policy.contradict_at, policy.confirm_at),
+        status=memory.status,
     )
 
 
@@ -132,8 +163,12 @@ def _message(verdict: Verdict, now) -> str:
     return f"{said} {noun}" if said.endswith("'s") else f"the {noun} of {said.removeprefix('the ')}"
 
 
-def sentence(memory: Memory, *, move, mover: str, verdict, policy: Thresholds, now=None) -> str:
-    """Why the memory is where it is, in one sentence a person would write."""
+def sentence(
+    memory: Memory, *, move, mover: str, verdict, policy: Thresholds, now=None, reason: str | None = None
+) -> str:
+    """Why the memory is where it is, in one sentence a person would write. `reason`: the move's
+    reason as shown (its people named), else as recorded. A person's reason is quoted only when
+    they typed one; otherwise the sentence ends with a note (NO_REASON) that they gave none."""
     status = memory.status
     if move is None:
         return f"Written by {written_by(memory.written_by)}; nothing has moved it since."
@@ -144,9 +179,12 @@ def sentence(memory: Memory, *, move, mover: str, verdict, policy: Thresholds, n
         return _from_vote(memory, move=move, verdict=verdict, policy=policy, now=now)
     if status == MemoryStatus.NEEDS_REVIEW and memory.flagged_for == Disposition.NO_SOURCE:
         return "Its source was erased, so nothing supports it any more: a person decides whether it stays."
+    reason = move.reason if reason is None else reason
+    done = f"{mover} {_did(move)} {words.ago(move.created_at, now)}"
     if move.actor.startswith("user:"):
-        return f"{mover} {_did(move)} {_ago(move.created_at, now)}: “{move.reason}”"
-    return f"{mover} {_did(move)} {_ago(move.created_at, now)}: {move.reason}"
+        said = words.typed(reason)
+        return f"{done}: “{said}”" if said else f"{done} {words.NO_REASON}"
+    return f"{done}: {reason}"
 
 
 def _from_vote(memory: Memory, *, move, verdict: Verdict, policy: Thresholds, now) -> str:
@@ -210,11 +248,10 @@ def headline(memory: Memory, *, move, mover: str, verdict, policy: Thresholds) -
         return f"{Disposition(verdict.disposition).label} by a {noun}: {still}"
     if memory.status == MemoryStatus.NEEDS_REVIEW and memory.flagged_for == Disposition.NO_SOURCE:
         return "Its source was erased"
-    return (
-        f"{mover} {_did(move)}: “{move.reason}”"
-        if move.actor.startswith("user:")
-        else f"{mover} {_did(move)}"
-    )
+    if move.actor.startswith("user:"):
+        reason = words.typed(move.reason)
+        return f"{mover} {_did(move)}: “{reason}”" if reason else f"{mover} {_did(move)} (no reason given)"
+    return f"{mover} {_did(move)}"
 
 
 def _did(move: Transition) -> str:
@@ -223,7 +260,3 @@ def _did(move: Transition) -> str:
         "restore": "restored it", "contradict": "marked it contradicted", "supersede": "marked it superseded",
         "forget": "forgot it", "erase": "erased it", "expire": "expired it", "reopen": "reopened it",
     }.get(move.action, f"moved it to {move.to_status.replace('_', ' ')}")  # fmt: skip
-
-
-def _ago(at: datetime, now=None) -> str:
-    return f"{timesince(at, now or timezone.now()).split(',')[0]} ago"

@@ -14,7 +14,6 @@ from django import forms
 from django.conf import settings
 from django.db.models import Exists, OuterRef, Q, QuerySet
 from django.utils import timezone
-from django.utils.timesince import timesince
 
 from memory_review.assessments.models import Disposition
 from memory_review.assessments.policy import DEFAULTS, Thresholds
@@ -25,7 +24,7 @@ from memory_review.tenancy.names import actor_names
 from memory_review.workflow import assignment
 from memory_review.workflow.models import Claim
 
-from . import explain
+from . import explain, words
 from .paging import Page, encode, keyset_page
 
 PAGE_SIZE = 50
@@ -395,12 +394,13 @@ def decorate(memories: list[Memory], *, viewer, now=None) -> None:
             *VOTE_FIELDS,
         )  # fmt: skip
     )
-    names = actor_names(move[4] for move in moves)
+    names = actor_names({move[4] for move in moves} | words.people_in(move[3] for move in moves))
     by_memory, votes = {}, {}
     for memory_id, action, to_status, reason, actor, created_at, verdict_id, assessment_id, *vote in moves:
-        by_memory[memory_id] = Move(
-            action, to_status, reason, actor, names[actor], created_at, verdict_id, assessment_id
-        )
+        by_memory[memory_id] = Move(  # the reason with the people it cites named ("asked by user 2")
+            action, to_status, words.named(reason, names), actor, names[actor], created_at, verdict_id,
+            assessment_id,
+        )  # fmt: skip
         votes[memory_id] = vote if verdict_id else None
     holds = {
         memory_id: Hold(holder_id, f"{first} {last}".strip() or username, expires_at, asked)
@@ -437,7 +437,7 @@ def decorate(memories: list[Memory], *, viewer, now=None) -> None:
         memory.kind_label = KINDS.get(memory.kind, memory.kind)
         memory.excerpt = excerpt(memory.content)
         moved = memory.flagged_at if memory.status == MemoryStatus.NEEDS_REVIEW else memory.updated_at
-        memory.ago = timesince(moved, now).split(",")[0] if moved else ""
+        memory.ago = words.waited(moved, now) if moved else ""
         memory.moved_iso = moved.isoformat() if moved else ""
         memory.p_shown = f"{memory.p_true:.2f}" if memory.p_true is not None else "–"
         memory.why, memory.why_short, memory.evidence_line, memory.last_move_channel = _why_and_evidence(

@@ -56,6 +56,20 @@ def verdicts_page(memory: Memory, *, after: str | None = None, before: str | Non
 
 
 @dataclass(frozen=True)
+class Judged:
+    at: datetime
+    disposition: str
+
+
+def last_judged(memory: Memory) -> Judged | None:
+    """When Jev last judged this memory (its newest vote, whatever it found), from the (memory,
+    -id) index. Not `last_checked_at`: that is when p_true was cast, the newest *bearing* vote."""
+    newest = Verdict.objects.filter(memory=memory).order_by("-id")
+    row = newest.values_list("created_at", "disposition").first()
+    return Judged(*row) if row else None
+
+
+@dataclass(frozen=True)
 class VotePoint:
     at: datetime
     still_true: float

@@ -15,13 +15,12 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString, mark_safe
-from django.utils.timesince import timesince
 
 from memory_review.assessments.models import Verdict
 from memory_review.memories.models import Memory, MemoryStatus
 
 from .lists import excerpt
-from .words import moved, status_words
+from .words import ago, moved, status_words, typed
 
 LATE = mark_safe(' <span class="late" title="waiting longer than the review target">late</span>')
 DEAD = (MemoryStatus.CONTRADICTED, MemoryStatus.SUPERSEDED, MemoryStatus.EXPIRED)
@@ -133,11 +132,11 @@ def _why(m: Memory, ctx: RowContext) -> SafeString:
             evidence = format_html(
                 ' <a href="{}{}/">The assessment behind it →</a>', ctx.assessments_url, move.assessment_id
             )
-        # A person's reason, as they typed it; the policy's and the jobs' are said by the sentence.
-        typed = (
-            format_html("{}: “{}”", move.actor_name, move.reason) if move.actor.startswith("user:") else ""
-        )
-        detail = format_html("<p>{}{}</p>", typed, evidence) if typed or evidence else ""
+        # A person's reason, as they typed it (none when they typed none); the policy's and the
+        # jobs' are said by the sentence.
+        said = typed(move.reason) if move.actor.startswith("user:") else None
+        typed_line = format_html("{}: “{}”", move.actor_name, said) if said else ""
+        detail = format_html("<p>{}{}</p>", typed_line, evidence) if typed_line or evidence else ""
     return format_html(
         '<details><summary title="{}">{}</summary><p>{}</p>{}</details>', m.why, m.why_short, m.why, detail
     )
@@ -147,8 +146,7 @@ def _trouble(url: str, conflict, problem) -> SafeString:
     if conflict is not None:
         now = timezone.now()
         moves = "; ".join(
-            f"{move.actor_name} {moved(move)} {timesince(move.created_at, now)} ago"
-            for move in conflict.moves
+            f"{move.actor_name} {moved(move)} {ago(move.created_at, now)}" for move in conflict.moves
         )
         return format_html(
             '<p class="error" role="alert">Changed since you loaded it: {}. Nothing was changed. '

@@ -6,10 +6,13 @@ screen each becomes a name: the memory's subject (a link to it), the person's na
 
 import re
 from collections.abc import Iterable
+from datetime import datetime, timedelta
 
 from django.urls import reverse
+from django.utils import timezone
 from django.utils.html import escape, format_html
 from django.utils.safestring import SafeString, mark_safe
+from django.utils.timesince import timesince
 
 from memory_review.assessments.models import CandidateStatus, PromotionCandidate
 from memory_review.memories.models import Memory, MemoryStatus, SourceEvent
@@ -28,6 +31,52 @@ MESSAGE = {"chat": "a chat message", "email": "an email", "slack": "a Slack mess
            "document": "a document", "policy": "a policy change", "crm": "a CRM record",
            "ticket": "a support ticket", "agent": "an agent note"}  # fmt: skip
 STATUS_WORDS = {**dict(MemoryStatus.choices), **dict(CandidateStatus.choices)}
+# The actors a reason names: `user:2`, `policy:v1`, and "user 2" (as the two-person rule writes it).
+PEOPLE = re.compile(r"(?P<actor>\b(?:user|policy|system|agent|job|token):[\w.-]+)|\buser (?P<user>\d+)\b")
+# What a decision records when the person typed no reason (workflow/decisions.py): not their words.
+NO_REASON = "(no reason given)"
+
+
+def waited(at: datetime, now: datetime | None = None) -> str:
+    """How long since `at`, in its largest unit ("2 weeks", "3 hours"); "under a minute", never
+    "0 minutes"."""
+    now = now or timezone.now()
+    if now - at < timedelta(minutes=1):
+        return "under a minute"
+    return timesince(at, now).split(",")[0]
+
+
+def ago(at: datetime, now: datetime | None = None) -> str:
+    """When `at` was, as a person says it: "2 weeks ago", "just now" (never "0 minutes ago")."""
+    now = now or timezone.now()
+    return "just now" if now - at < timedelta(minutes=1) else f"{waited(at, now)} ago"
+
+
+def typed(reason: str | None) -> str | None:
+    """What the person typed as their reason, or None when they typed none (the app wrote
+    "Approved in review (no reason given)"), so a screen never quotes words nobody wrote."""
+    reason = (reason or "").strip()
+    return None if not reason or reason.endswith(NO_REASON) else reason
+
+
+def people_in(texts: Iterable[str | None]) -> set[str]:
+    """The actors these texts name, as actor strings (`user 2` is `user:2`), for one actor_names()."""
+    return {
+        match["actor"] or f"user:{match['user']}" for text in texts for match in PEOPLE.finditer(text or "")
+    }
+
+
+def named(text: str, names: dict[str, str]) -> str:
+    """`text` (plain) with each actor it names said by name (from actor_names over people_in())."""
+
+    def name(match: re.Match) -> str:
+        actor = match["actor"] or f"user:{match['user']}"
+        said = names.get(actor, actor)
+        if said != actor:
+            return said
+        return "a person no longer here" if actor.startswith("user:") else actor.replace(":", " ")
+
+    return PEOPLE.sub(name, text or "")
 
 
 def status_words(status: str | None) -> str:

@@ -39,6 +39,18 @@ def actor_words(actor: str | None) -> str:
 
 
 @register.filter
+def ago(at) -> str:
+    """`at|ago`: "2 weeks ago", or "just now" (never "0 minutes ago"); for `{{ x|timesince }} ago`."""
+    return words.ago(at) if at else ""
+
+
+@register.filter
+def waited(at) -> str:
+    """`at|waited`: how long since, in its largest unit ("2 weeks"), "under a minute" at first."""
+    return words.waited(at) if at else ""
+
+
+@register.filter
 def vote_words(name: str) -> str:
     """A vote's name in words: "still true", never `still_true`."""
     return name.replace("_", " ")

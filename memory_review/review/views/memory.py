@@ -72,6 +72,7 @@ def memory_detail(request: HttpRequest, membership, pk: int) -> HttpResponse:
     context = dict(
         memory=memory,
         evidence=explain.evidence_for(memory),
+        last_judged=memory_page.last_judged(memory),
         history=memory_page.status_history(memory),
         verdicts=verdicts,
         chart=charts.still_true_chart(points, memory_page.active_thresholds(memory)) if points else None,
