@@ -1,8 +1,8 @@
 """The demo's agent: what an agent developer would write against the API, and nothing more. It
 talks to memory-review over HTTP with its token only, as a real agent does:
 
-* it keeps a local cache of the tenant's memories in force, built from the change feed
-  (GET changes from cursor 0) and kept in step by long polls;
+* it keeps a local cache of the tenant's memories in force: a snapshot (GET memories, every
+  page), then the change feed from the snapshot's cursor, kept in step by long polls;
 * it receives webhooks on loopback, checks each signature with the Standard Webhooks reference
   verifier, and applies the change at once (the feed catches anything a webhook missed);
 * every so often it "answers" a customer: reads what is in force for them (GET memories) and
@@ -12,6 +12,7 @@ Each change it applies is logged with how long after the decision it heard it.""
 
 import json
 import random
+import socket
 import threading
 import time
 from datetime import UTC, datetime
@@ -22,7 +23,8 @@ import httpx
 from standardwebhooks import Webhook, WebhookVerificationError
 
 LIVE = {"active", "needs_review", "frozen"}
-WEBHOOK_PORT = 8766  # where the agent hears webhooks on loopback; run_demo allows this port only
+WEBHOOK_PORT_OFFSET = 766  # the web server's port + this (8766 beside 8000), when it is free
+AGENT_ID = "support-bot"  # who the demo's agent is, in the scope it reads for an answer
 ANSWERS = [
     "Where is my order?",
     "Can I still get a refund?",
@@ -30,6 +32,28 @@ ANSWERS = [
     "When is support open?",
     "Where do you ship to?",
 ]
+
+
+def webhook_port(web_port: int) -> int:
+    """Where the agent hears webhooks on loopback: the web server's port + 766 when it is free,
+    another free one when not, so two demos on one machine (PORT=8000 and PORT=8001, or two
+    clones) never take each other's. run_demo lets this port in (WEBHOOK_ALLOW_NETWORKS)."""
+    wanted = web_port + WEBHOOK_PORT_OFFSET
+    for port in (wanted, 0) if wanted <= 65535 else (0,):
+        with socket.socket() as probe:
+            try:
+                probe.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return probe.getsockname()[1]
+    raise OSError("no free port on 127.0.0.1")
+
+
+def held(memory_id: int, kind: str, row: dict) -> dict:
+    """What the cache keeps of a memory, in one shape whether it came from GET memories (`id`,
+    `kind`) or from a change (`memory_id`, `memory_kind`)."""
+    keep = ("version", "subject", "content", "scope", "status", "valid_until")
+    return {"id": memory_id, "kind": kind, **{name: row[name] for name in keep}}
 
 
 def _ago(at: str) -> str:
@@ -60,9 +84,9 @@ class DemoAgent:
         self.api = f"{base_url.rstrip('/')}/api/v1/t/{tenant}"
         self.http = httpx.Client(headers={"Authorization": f"Bearer {token}"}, timeout=40, trust_env=False)
         self.state_file, self.write, self.answer_every, self.wait = state_file, write, answer_every, wait
-        self.cache: dict[int, dict] = {}  # memory id -> the latest change applied, for those in force
+        self.cache: dict[int, dict] = {}  # memory id -> held(), for those in force
         self.seen: dict[int, int] = {}  # memory id -> the feed position of the latest change applied
-        self.cursor = 0
+        self.cursor = self.snapshot_at = 0  # the snapshot holds every change up to snapshot_at
         self.lock = threading.Lock()
         self.stopping = threading.Event()
         self.answered = 0
@@ -72,46 +96,46 @@ class DemoAgent:
 
     # -- the cache -------------------------------------------------------------------------
 
-    def apply(self, change: dict, *, via: str, quiet: bool = False) -> None:
-        """One change from the feed or a webhook; older than what the cache holds: ignored."""
+    def apply(self, change: dict, *, via: str) -> None:
+        """One change from the feed or a webhook; older than what the cache holds (or than the
+        snapshot, for a webhook that was late): ignored."""
         pk = change["memory_id"]
         with self.lock:
-            held = self.cache.get(pk)
-            if change["seq"] <= self.seen.get(pk, 0):  # heard already, by the other way
-                if not quiet:
-                    self.log(
-                        f"{via} brought change #{change['seq']} too ({_ago(change['at'])}): already applied"
-                    )
+            before = self.cache.get(pk)
+            if change["seq"] <= self.seen.get(pk, self.snapshot_at):  # heard already, by the other way
+                self.log(f"{via} brought change #{change['seq']} too ({_ago(change['at'])}): already applied")
                 return
             self.seen[pk] = change["seq"]
             live = change["status"] in LIVE and not change["tombstone"]
             who = change.get("by_name") or change.get("by") or "someone"
             scope = change["scope"].get("user_id") or "everyone"
             if live:
-                self.cache[pk] = change
-                if not quiet:
-                    verb = "cached" if held is None else f"updated ({change['kind']})"
-                    self.log(
-                        f'{verb} "{change["subject"]}" (memory {pk}, {scope}) via {via}, {_ago(change["at"])}'
-                    )
-            elif held is not None:
+                self.cache[pk] = held(pk, change["memory_kind"], change)
+                verb = "cached" if before is None else f"updated ({change['kind']})"
+                self.log(
+                    f'{verb} "{change["subject"]}" (memory {pk}, {scope}) via {via}, {_ago(change["at"])}'
+                )
+            elif before is not None:
                 del self.cache[pk]
-                if not quiet:
-                    self.log(
-                        f'dropped "{change["subject"]}" (memory {pk}, {scope}): {change["kind"]} by {who}; '
-                        f"heard via {via}, {_ago(change['at'])}"
-                    )
+                self.log(
+                    f'dropped "{change["subject"]}" (memory {pk}, {scope}): {change["kind"]} by {who}; '
+                    f"heard via {via}, {_ago(change['at'])}"
+                )
 
     def catch_up(self) -> None:
-        """Build the cache from the whole feed: every change since the first."""
-        while True:
-            page = self.read("changes", after=self.cursor, limit=500)
-            for change in page["changes"]:
-                self.apply(change, via="the feed", quiet=True)
-            self.cursor = page["cursor"]
-            if not page["more"]:
-                break
-        self.log(f"cached {len(self.cache)} memories in force from the change feed (cursor {self.cursor})")
+        """Build the cache from a snapshot of what is in force (every page), and start the feed at
+        the first page's cursor: what changed while it paged comes again, and applies the same."""
+        after, cursor = 0, None
+        while after is not None:
+            page = self.read("memories", after=after, limit=500)
+            cursor = page["cursor"] if cursor is None else cursor
+            for memory in page["memories"]:
+                self.cache[memory["id"]] = held(memory["id"], memory["kind"], memory)
+            after = page["next_after"]
+        self.cursor = self.snapshot_at = cursor
+        self.log(
+            f"cached {len(self.cache)} memories in force from a snapshot; following the feed from {cursor}"
+        )
 
     def follow(self) -> None:
         while not self.stopping.is_set():
@@ -139,8 +163,9 @@ class DemoAgent:
         if not customers:
             return
         customer = random.choice(customers)
-        held = self.read("memories", user_id=customer)["memories"]
-        used = [m for m in held if m["standing"] == "in_force"][:3]
+        scope = {"user_id": customer, "agent_id": AGENT_ID, "thread_id": f"chat-{customer}"}
+        found = self.read("memories", **scope)["memories"]  # what applies in this very conversation
+        used = [m for m in found if m["standing"] == "in_force"][:3]
         if not used:
             return
         self.answered += 1
@@ -148,7 +173,7 @@ class DemoAgent:
         receipt = {
             "response_id": response_id,
             "used_at": datetime.now(UTC).isoformat(),
-            "scope": {"user_id": customer, "thread_id": f"chat-{customer}"},
+            "scope": scope,
             "memories": [{"id": m["id"], "version": m["version"]} for m in used],
         }
         answer = self.http.post(f"{self.api}/receipts", json={"responses": [receipt]})

@@ -4,6 +4,7 @@ loopback allowance once let a webhook be delivered to Redis on 6379."""
 
 import json
 import re
+import socket
 
 import pytest
 from django.core.exceptions import ImproperlyConfigured
@@ -96,15 +97,35 @@ def test_a_misspelt_entry_is_named_when_the_server_starts(as_in_production, entr
 
 
 def test_the_demo_lets_in_its_agents_receiver_port_and_no_other():
-    from memory_review.demo.agent import WEBHOOK_PORT
-    from memory_review.demo.management.commands import run_demo
+    from memory_review.demo.management.commands.run_demo import agent_command
 
-    source = open(run_demo.__file__).read()
+    allowed, command = agent_command(["manage.py"], free_port())
+    receiver = int(command[command.index("--webhook-port") + 1])
 
-    assert 'env.setdefault("WEBHOOK_ALLOW_NETWORKS", f"127.0.0.1:{WEBHOOK_PORT}")' in source
-    assert targets.allowed_entry(f"127.0.0.1:{WEBHOOK_PORT}") == targets.Allowed(
-        targets.ipaddress.ip_network("127.0.0.1/32"), 8766
+    assert targets.allowed_entry(allowed) == targets.Allowed(
+        targets.ipaddress.ip_network("127.0.0.1/32"), receiver
     )
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def test_the_demo_agents_receiver_follows_the_demos_port_and_two_demos_never_share_one():
+    from memory_review.demo.agent import webhook_port
+
+    receiver = free_port()
+    web = receiver - 766
+    first = webhook_port(web)
+    with socket.socket() as first_demos_agent:
+        first_demos_agent.bind(("127.0.0.1", first))
+        second = webhook_port(web)  # another demo whose PORT + 766 is taken: a free port instead
+
+    assert first == receiver  # PORT + 766: 8766 beside the default 8000
+    assert second != first
+    assert 0 < webhook_port(65000) <= 65535  # 65766 is past the last port: a free one instead
 
 
 def test_registering_a_nat64_loopback_url_is_a_400_naming_url_and_nothing_is_written(client, acme):

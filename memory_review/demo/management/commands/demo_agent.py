@@ -3,12 +3,18 @@ beside the web server. It speaks only HTTP, with the API token `make demo` made.
 
 import time
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import httpx
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from memory_review.demo.agent import WEBHOOK_PORT, DemoAgent, Refused
+from memory_review.demo.agent import DemoAgent, Refused, webhook_port
+
+
+def demo_webhook_port(base_url: str) -> int:
+    parts = urlsplit(base_url)
+    return webhook_port(parts.port or (443 if parts.scheme == "https" else 80))
 
 
 class Command(BaseCommand):
@@ -25,8 +31,8 @@ class Command(BaseCommand):
         parser.add_argument(
             "--webhook-port",
             type=int,
-            default=WEBHOOK_PORT,
-            help="Receive webhooks on this loopback port; -1: none.",
+            help="Receive webhooks on this loopback port (default: the web server's port + 766, or a free "
+            "one when that is taken); -1: none.",
         )
         parser.add_argument("--answer-every", type=float, default=20.0, help="Seconds between answers.")
 
@@ -42,6 +48,8 @@ class Command(BaseCommand):
             write=lambda line: (self.stdout.write(line), self.stdout.flush()),
             answer_every=answer_every,
         )
+        if webhook_port is None:
+            webhook_port = demo_webhook_port(base_url)
         try:
             agent.run(webhook_port=None if webhook_port < 0 else webhook_port)
         except Refused as exc:

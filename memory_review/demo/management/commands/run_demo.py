@@ -16,7 +16,7 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand
 
 from memory_review.assessments.jev import uses_standin
-from memory_review.demo.agent import WEBHOOK_PORT
+from memory_review.demo.agent import webhook_port
 
 
 def reachable(url: str) -> bool:
@@ -26,6 +26,17 @@ def reachable(url: str) -> bool:
             return True
     except OSError:
         return False
+
+
+def agent_command(manage: list[str], port: int) -> tuple[str, list[str]]:
+    """The demo's agent (demo/agent.py) and the WEBHOOK_ALLOW_NETWORKS entry for its receiver.
+    It follows acme's change feed and hears its webhooks on loopback, which production refuses as
+    a webhook target: the demo lets that one port in (not all of loopback: a webhook aimed at
+    Redis on 6379 was delivered). The port follows the demo's (PORT + 766, or a free one when
+    that is taken), so a second demo on the machine has its own."""
+    hooks = webhook_port(port)
+    command = [*manage, "demo_agent", "--base-url", f"http://127.0.0.1:{port}", "--webhook-port", str(hooks)]
+    return f"127.0.0.1:{hooks}", command
 
 
 class Supervisor:
@@ -151,10 +162,8 @@ class Command(BaseCommand):
         env.setdefault("DEBUG", "false")
         self.collect_static()
         commands.append(("web", [*manage, "runserver", f"127.0.0.1:{port}", "--noreload"]))
-        # The demo's agent (demo/agent.py) follows acme's change feed and hears its webhooks on
-        # loopback, which production refuses as a webhook target: the demo lets that one port in
-        # (not all of loopback: a webhook aimed at Redis on 6379 was delivered).
-        env.setdefault("WEBHOOK_ALLOW_NETWORKS", f"127.0.0.1:{WEBHOOK_PORT}")
+        allowed, agent = agent_command(manage, port)
+        env.setdefault("WEBHOOK_ALLOW_NETWORKS", allowed)
         if (settings.VAR_DIR / "api-token").is_file():
-            commands.append(("agent", [*manage, "demo_agent", "--base-url", f"http://127.0.0.1:{port}"]))
+            commands.append(("agent", agent))
         Supervisor(commands, env, self.stdout, self.stderr, self.style).run(port)
