@@ -7,7 +7,7 @@ from datetime import datetime
 from django.db.models import Q
 
 from memory_review.assessments.models import PolicyVersion, Verdict
-from memory_review.assessments.policy import Thresholds
+from memory_review.assessments.policy import BEARING, Thresholds
 from memory_review.audit.models import Transition
 from memory_review.memories.models import LIVE_STATUSES, Memory, MemoryLink, MemoryStatus, exact_scope
 from memory_review.tenancy.names import actor_names
@@ -59,13 +59,18 @@ def verdicts_page(memory: Memory, *, after: str | None = None, before: str | Non
 class Judged:
     at: datetime
     disposition: str
+    still_true: float | None
 
 
-def last_judged(memory: Memory) -> Judged | None:
-    """When Jev last judged this memory (its newest vote, whatever it found), from the (memory,
-    -id) index. Not `last_checked_at`: that is when p_true was cast, the newest *bearing* vote."""
-    newest = Verdict.objects.filter(memory=memory).order_by("-id")
-    row = newest.values_list("created_at", "disposition").first()
+def last_judged(memory: Memory, *, bearing: bool = False) -> Judged | None:
+    """When Jev last judged this memory and what it found (its newest vote, whatever it found),
+    or, with `bearing`, its newest vote that bears on it (whose still true is its p(true)); from
+    the (memory, -id) index. The memory's own p_true and last_checked_at are the queue's cache of
+    the latter, written by the assessment worker; the page reads the votes themselves."""
+    votes = Verdict.objects.filter(memory=memory).order_by("-id")
+    if bearing:
+        votes = votes.filter(disposition__in=BEARING)
+    row = votes.values_list("created_at", "disposition", "still_true").first()
     return Judged(*row) if row else None
 
 

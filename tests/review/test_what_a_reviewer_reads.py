@@ -11,7 +11,6 @@ import time_machine
 from django.utils import timezone
 
 from memory_review.lifecycle import Actor, transition
-from memory_review.memories.models import Memory
 from memory_review.review import words
 from tests.demo_data import seed_demo
 from tests.factories import flagged, judged, make_memory
@@ -62,8 +61,7 @@ def test_a_memory_out_of_review_shows_its_newest_bearing_vote_and_is_not_here_fo
             obj=memory, action="unfreeze", actor=Actor.user(maria), reason="legal done", seen_version=2
         )
     with time_machine.travel(timezone.now() - timedelta(days=8)):
-        judged(memory, policy, disposition="confirmed", still_true=0.88, source="chat")
-        Memory.objects.filter(pk=memory.pk).update(p_true=0.88, last_checked_at=timezone.now())
+        judged(memory, policy, disposition="confirmed", still_true=0.88, source="chat")  # p(true): its vote
     judged(memory, policy, disposition="unrelated", bears=0.26, still_true=0.5, source="email")
     client.force_login(maria)
 

@@ -73,6 +73,7 @@ def memory_detail(request: HttpRequest, membership, pk: int) -> HttpResponse:
         memory=memory,
         evidence=explain.evidence_for(memory),
         last_judged=memory_page.last_judged(memory),
+        last_bearing=memory_page.last_judged(memory, bearing=True),
         history=memory_page.status_history(memory),
         verdicts=verdicts,
         chart=charts.still_true_chart(points, memory_page.active_thresholds(memory)) if points else None,
