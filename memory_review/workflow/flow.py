@@ -46,7 +46,9 @@ DONE = {
 # The least time an item is on screen before a decision on it counts as a person's: 200 ms, the
 # quickest simple visual reaction (a key pressed the moment anything appears, with nothing to
 # read or choose; 190-250 ms on average, rarely under 150 ms). A key sooner than that was pressed
-# before the item could be seen: the second of a double press, or a held key's repeat. It is no
+# before the item could be seen: a held key's repeat, or the second of a double press (which
+# lands on an item shown for the gap less the time it took to come, so every double press up to
+# 200 ms apart, the 50-200 ms included, is caught whatever the server's speed). It is no
 # higher because the deliberate reviewer presses one key every 400 ms and the next item
 # takes up to ~180 ms (p95) to arrive: 400 - 180 leaves 220 ms on screen, above the floor.
 READ_FLOOR_MS = 200
