@@ -38,7 +38,11 @@ def webhook_port(web_port: int) -> int:
     """Where the agent hears webhooks on loopback: the web server's port + 766 when it is free,
     another free one when not, so two demos on one machine (PORT=8000 and PORT=8001, or two
     clones) never take each other's. run_demo lets this port in (WEBHOOK_ALLOW_NETWORKS)."""
-    wanted = web_port + WEBHOOK_PORT_OFFSET
+    return loopback_port(web_port + WEBHOOK_PORT_OFFSET)
+
+
+def loopback_port(wanted: int) -> int:
+    """`wanted` on 127.0.0.1 when it is free, another free port when it is not."""
     for port in (wanted, 0) if wanted <= 65535 else (0,):
         with socket.socket() as probe:
             try:

@@ -141,3 +141,23 @@ def test_registering_a_nat64_loopback_url_is_a_400_naming_url_and_nothing_is_wri
     assert response.status_code == 400
     assert "carries the IPv4 address 127.0.0.1 (NAT64)" in response.json()["fields"]["url"]
     assert not WebhookEndpoint.objects.exists()
+
+
+def test_the_demos_jev_standin_follows_the_demos_port_unless_one_is_named(monkeypatch):
+    """Two demos on one machine each start their own stand-in (PORT + 765, or a free port when
+    that is taken), instead of the second failing to bind the first one's 8765."""
+    from memory_review.demo.management.commands.run_demo import standin_url
+
+    monkeypatch.delenv("JEV_STANDIN_URL", raising=False)
+    wanted = free_port()
+    web = wanted - 765
+    first = standin_url(web)
+    with socket.socket() as first_demos_standin:
+        first_demos_standin.bind(("127.0.0.1", wanted))
+        second = standin_url(web)
+
+    assert first == f"http://127.0.0.1:{wanted}"
+    assert second != first and second.startswith("http://127.0.0.1:")
+    monkeypatch.setenv("JEV_STANDIN_URL", "http://127.0.0.1:9999")
+    monkeypatch.setattr("django.conf.settings.JEV_STANDIN_URL", "http://127.0.0.1:9999")
+    assert standin_url(web) == "http://127.0.0.1:9999"  # one named is used as it is

@@ -16,7 +16,9 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand
 
 from memory_review.assessments.jev import uses_standin
-from memory_review.demo.agent import webhook_port
+from memory_review.demo.agent import loopback_port, webhook_port
+
+STANDIN_PORT_OFFSET = 765  # the stand-in beside the web server: 8765 beside 8000
 
 
 def reachable(url: str) -> bool:
@@ -26,6 +28,15 @@ def reachable(url: str) -> bool:
             return True
     except OSError:
         return False
+
+
+def standin_url(port: int) -> str:
+    """Where the demo's Jev stand-in listens: JEV_STANDIN_URL when it is set, else the demo's port
+    + 765 on loopback (8765 beside 8000), or a free one when that is taken, so a second demo on the
+    machine starts its own stand-in instead of failing to bind the first one's."""
+    if os.environ.get("JEV_STANDIN_URL"):
+        return settings.JEV_STANDIN_URL
+    return f"http://127.0.0.1:{loopback_port(port + STANDIN_PORT_OFFSET)}"
 
 
 def agent_command(manage: list[str], port: int) -> tuple[str, list[str]]:
@@ -137,13 +148,13 @@ class Command(BaseCommand):
         manage = [sys.executable, str(settings.BASE_DIR / "manage.py")]
         commands = []
         if uses_standin():
-            standin_port = urlsplit(settings.JEV_STANDIN_URL).port or 8765
+            standin = standin_url(port)
+            env["JEV_STANDIN_URL"] = standin
+            standin_port = str(urlsplit(standin).port)
             commands.append(
-                ("Jev stand-in", [*manage, "jev_standin", "--port", str(standin_port), "--latency-ms", "120"])
+                ("Jev stand-in", [*manage, "jev_standin", "--port", standin_port, "--latency-ms", "120"])
             )
-            self.stdout.write(
-                f"No TYPESAFE_API_KEY: votes come from the offline stand-in on {settings.JEV_STANDIN_URL}."
-            )
+            self.stdout.write(f"No TYPESAFE_API_KEY: votes come from the offline stand-in on {standin}.")
         celery = [sys.executable, "-m", "celery", "-A", "memory_review", "worker"]
         commands.append(("worker", [*celery, "--loglevel=WARNING", "--concurrency=2", "-Q", "celery"]))
         # Webhook tries on a worker of their own: a slow receiver never holds up a judgment.
