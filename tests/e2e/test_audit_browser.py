@@ -38,14 +38,22 @@ def test_an_auditor_filters_by_a_memory_exports_and_verifies_and_can_change_noth
     memory = Memory.objects.for_tenant(acme).filter(transitions__isnull=False).order_by("pk").first()
     log_in(browser, live_server, "acme-auditor")
     browser.find_element(By.LINK_TEXT, "Audit").click()
-    field = browser.find_element(By.NAME, "memory")
-    field.send_keys(str(memory.pk))
+    # As a person finds a memory: by what it is about (issue 28: the page asks for no id), then its
+    # lineage, whose moves each link the trail narrowed to this memory.
+    field = browser.find_element(By.NAME, "subject")
+    field.send_keys(memory.subject)
     field.submit()
+    WebDriverWait(browser, 10).until(lambda driver: "subject=" in driver.current_url)
+    browser.find_element(By.CSS_SELECTOR, f'table.trail a[href$="/audit/memories/{memory.pk}/"]').click()
+    browser.find_element(By.CSS_SELECTOR, f'a[href$="?memory={memory.pk}"]').click()
     # The filtered page replaces the whole trail's: read its rows once it has loaded.
     WebDriverWait(browser, 10).until(
-        lambda driver: f"memory={memory.pk}" in driver.current_url
-        and driver.execute_script("return document.readyState") == "complete"
+        lambda driver: (
+            f"memory={memory.pk}" in driver.current_url
+            and driver.execute_script("return document.readyState") == "complete"
+        )
     )
+    assert f"Only the moves of “{memory.subject}”" in browser.find_element(By.TAG_NAME, "main").text
 
     rows = browser.find_elements(By.CSS_SELECTOR, "table.trail tbody tr")
     # Each row names the memory by its subject, its id in the link (issue 15: names, not ids).
