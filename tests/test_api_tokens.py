@@ -44,7 +44,8 @@ def test_an_admin_creates_sees_once_and_revokes_tokens_from_the_page(client, acm
     row = ApiToken.objects.get(name="returns-agent")
     assert token in created.content.decode() and token not in client.get("/t/acme/tokens/").content.decode()
     call_api(client, token)
-    assert "ago" in client.get("/t/acme/tokens/").content.decode()  # last used
+    page = client.get("/t/acme/tokens/").content.decode()
+    assert "just now" in page and ">never<" not in page  # last used a moment ago, as a person says it
 
     client.post(f"/t/acme/tokens/{row.pk}/revoke/")
 
