@@ -23,11 +23,28 @@ PAGES = {  # figure: the page that shows it
 COMPARE = "/t/acme/calibration/compare/?confirm_min=0.7"
 
 
+def clear_own_cache() -> None:
+    """This run's keys go, no one else's. On Redis, cache.clear() is FLUSHDB, whatever the key
+    prefix: it emptied the other pass's cache (make test runs two at once), and a kept figure
+    vanished under a test that had just computed it."""
+    from django.conf import settings
+
+    backend = settings.CACHES["default"]
+    if "redis" not in backend["BACKEND"].lower():
+        cache.clear()
+        return
+    import redis
+
+    client = redis.Redis.from_url(backend["LOCATION"])
+    for name in client.scan_iter(match=f"{backend['KEY_PREFIX']}:*"):
+        client.delete(name)
+
+
 @pytest.fixture(autouse=True)
 def empty_cache():
-    cache.clear()  # the suite's own key prefix: nothing of another run's figures
+    clear_own_cache()
     yield
-    cache.clear()
+    clear_own_cache()
 
 
 @pytest.fixture
