@@ -17,6 +17,7 @@ from django.utils.timesince import timesince
 from memory_review.assessments.models import CandidateStatus, PromotionCandidate
 from memory_review.memories.models import Memory, MemoryStatus, SourceEvent
 from memory_review.tenancy.names import actor_names
+from memory_review.workflow.decisions import NO_REASON
 
 TOKEN = re.compile(
     r"(?P<actor>\b(?:user|policy|system|agent|job|token):[\w.-]+)"
@@ -33,8 +34,6 @@ MESSAGE = {"chat": "a chat message", "email": "an email", "slack": "a Slack mess
 STATUS_WORDS = {**dict(MemoryStatus.choices), **dict(CandidateStatus.choices)}
 # The actors a reason names: `user:2`, `policy:v1`, and "user 2" (as the two-person rule writes it).
 PEOPLE = re.compile(r"(?P<actor>\b(?:user|policy|system|agent|job|token):[\w.-]+)|\buser (?P<user>\d+)\b")
-# What a decision records when the person typed no reason (workflow/decisions.py): not their words.
-NO_REASON = "(no reason given)"
 
 
 def waited(at: datetime, now: datetime | None = None) -> str:

@@ -17,6 +17,9 @@ from memory_review.tenancy.names import actor_names
 
 from .claims import ClaimHeld, claims_end_on_decision, held_claim
 
+# What a decision records when the person typed no reason: the screens say it is not their words.
+NO_REASON = "(no reason given)"
+
 
 @dataclass(frozen=True)
 class Action:
@@ -88,7 +91,7 @@ def _check(memory: Memory, *, user, can_lead: bool, action: Action, reason: str)
     held = held_claim(row)
     if held is not None and held.holder_id != user.pk and not can_lead:
         raise ClaimHeld(held)
-    return row, reason.strip() or f"{action.done} in review (no reason given)"
+    return row, reason.strip() or f"{action.done} in review {NO_REASON}"
 
 
 def _new_ttl(row: Memory, valid_until, doing: str) -> tuple[object, str]:
