@@ -4,7 +4,7 @@ past it (issue 17: one import's event wrote 200,000 memories, and lineage counte
 import pytest
 
 from memory_review.memories.services import event_record, memory_write
-from memory_review.review import audit_trail
+from memory_review.review import lineage
 
 pytestmark = pytest.mark.django_db
 
@@ -12,8 +12,8 @@ pytestmark = pytest.mark.django_db
 def test_lineage_says_more_than_when_its_event_wrote_more_than_are_counted(
     client, acme, auditor, monkeypatch
 ):
-    monkeypatch.setattr(audit_trail, "COUNTED_UP_TO", 3)
-    monkeypatch.setattr(audit_trail, "SAME_EVENT_SHOWN", 2)
+    monkeypatch.setattr(lineage, "COUNTED_UP_TO", 3)
+    monkeypatch.setattr(lineage, "SAME_EVENT_SHOWN", 2)
     event = event_record(tenant=acme, source="email", text="An import of customer notes.")
     written = [
         memory_write(

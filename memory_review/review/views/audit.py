@@ -13,7 +13,7 @@ from memory_review.audit import verification
 from memory_review.lifecycle import Actor
 from memory_review.tenancy.names import actor_names
 
-from .. import audit_trail, downloads
+from .. import audit_trail, downloads, lineage
 from ..access import get_memory_for, require_auditor
 from ..paging import BadCursor
 from .base import page, tenant_view
@@ -115,6 +115,6 @@ def memory_lineage(request: HttpRequest, membership, pk: int) -> HttpResponse:
         request,
         membership,
         "review/lineage.html",
-        lineage=audit_trail.lineage(memory),
+        lineage=lineage.lineage(memory),
         usage=receipt_log.usage(memory),
     )
