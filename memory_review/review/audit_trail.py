@@ -16,7 +16,7 @@ from memory_review.tenancy.models import Tenant
 from memory_review.tenancy.names import actor_names
 
 from . import words
-from .paging import Page, keyset_page
+from .paging import Page, decode, keyset_page
 
 ACTIONS = sorted({action for _, action in (*MEMORY_MOVES, *CANDIDATE_MOVES)})
 
@@ -53,18 +53,25 @@ class TrailFilters(forms.Form):
             transitions = transitions.filter(memory_id=data["memory"])
         if data.get("subject"):
             text = data["subject"]
-            transitions, on_memories = _subjects(
+            transitions, on_memories, few_memories = _subjects(
                 transitions, Memory.objects.for_tenant(self.tenant), "memory", text
             )
-            transitions, on_candidates = _subjects(
+            transitions, on_candidates, few_candidates = _subjects(
                 transitions, PromotionCandidate.objects.for_tenant(self.tenant), "candidate", text
             )
             transitions = transitions.filter(on_memories | on_candidates)
+            few = few_memories and few_candidates
+        else:
+            few = None
         zone = timezone.get_current_timezone()
         if data.get("since"):
             transitions = transitions.filter(created_at__gte=datetime.combine(data["since"], time.min, zone))
         if data.get("until"):
             transitions = transitions.filter(created_at__lte=datetime.combine(data["until"], time.max, zone))
+        # How trail_page finds a page of it (trail_page's docstring): read by the matches' ids when
+        # few, walked in windows when many. An attribute of this queryset only: a clone of it is
+        # paged the plain way, which is right, only not bounded.
+        transitions.subject_matches = {None: None, True: "few", False: "many"}[few]
         return transitions
 
     @property
@@ -93,20 +100,43 @@ class TrailFilters(forms.Form):
 
 
 # Up to this many subjects matched, the trail is read by their ids (an index each); past it the
-# matches are common enough that reading the trail newest first fills a page soon.
-FEW_SUBJECTS = 1000
+# matches are common enough that reading the trail newest first, in windows, fills a page soon.
+# A subject shared by 1,500 memories changed long ago ("zircon plan") was past the old bound of
+# 1,000: its trail walked every move with a subject probe each (360,755 moves, 2.9 s).
+FEW_SUBJECTS = 2000
 
 
-def _subjects(transitions: QuerySet, rows: QuerySet, kind: str, text: str) -> tuple[QuerySet, Q]:
-    """The condition for moves of the memories (or candidates) whose subject holds `text`. Few
-    matches: their ids, from the text index (memories/search.py). Many: each move's subject is
-    read as the trail is, one primary-key probe a move, stopping at a page; as `IN (subquery)`
-    or EXISTS, PostgreSQL hashed every match first (22,222 memories, 150 ms at 200,000)."""
-    matching = list(rows.filter(subject__textcontains=text).values_list("pk", flat=True)[: FEW_SUBJECTS + 1])
+def _subjects(transitions: QuerySet, rows: QuerySet, kind: str, text: str) -> tuple[QuerySet, Q, bool]:
+    """The condition for moves of the memories (or candidates) whose subject holds `text`, and
+    whether the matches were few. Few: their ids, from the text index (memories/search.py). Many:
+    each move's subject is read as the trail is, one primary-key probe a move, in bounded windows
+    (trail_page); as `IN (subquery)` or EXISTS, PostgreSQL hashed every match first (100,000
+    memories, 170-250 ms at 200,000)."""
+    matching = _matching(
+        rows.filter(subject__textcontains=text).values_list("pk", flat=True), FEW_SUBJECTS + 1
+    )
     if len(matching) <= FEW_SUBJECTS:
-        return transitions, Q(**{f"{kind}_id__in": matching})
+        return transitions, Q(**{f"{kind}_id__in": matching}), True
     subject = Subquery(rows.model.objects.filter(pk=OuterRef(f"{kind}_id")).values("subject")[:1])
-    return transitions.annotate(**{f"{kind}_subject": subject}), Q(**{f"{kind}_subject__textcontains": text})
+    return (
+        transitions.annotate(**{f"{kind}_subject": subject}),
+        Q(**{f"{kind}_subject__textcontains": text}),
+        False,
+    )
+
+
+def _matching(ids: QuerySet, most: int) -> list[int]:
+    """Up to `most` of `ids`, read from the text index. On PostgreSQL the limit sits outside an
+    OFFSET 0 fence: with it inside, the planner, expecting a common word's thousands of matches,
+    scanned the tenant's rows to stop at the limit, and for a tenant holding none of them read
+    all 250,000 (450,002 rows thrown away, 490 ms); fenced, the text index is read and the heap
+    only for its matches."""
+    if connection.vendor != "postgresql":
+        return list(ids[:most])
+    sql, params = ids.query.sql_with_params()
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT * FROM ({sql} OFFSET 0) fenced LIMIT %s", [*params, most])
+        return [pk for (pk,) in cursor.fetchall()]
 
 
 # PostgreSQL has no skip scan: DISTINCT reads every entry of the trail's actor index (320,000 of
@@ -145,6 +175,10 @@ def trail(tenant: Tenant) -> QuerySet:
 
 TRAIL_ORDER = ("-seq",)
 TRAIL_PAGE = 50
+# Moves a window of the walk reads at most: no query of a page throws away more (bench/pages.py
+# --walks flags 10,000), and a window's probes cost a few milliseconds.
+WINDOW = 8000
+FIRST_WINDOW = 1000
 
 
 def trail_page(
@@ -153,8 +187,51 @@ def trail_page(
     """A page of the filtered trail, newest first. The page is found from the moves alone (their
     seq, along the (tenant, seq) index), then its rows are read with what they show: the joins
     the rows need never steer the plan that finds them (with the subject filter's probes,
-    PostgreSQL misjudged the page's size and scanned every candidate once a row)."""
-    return keyset_page(filtered, ordering, size=TRAIL_PAGE, after=after, before=before, shown=trail(tenant))
+    PostgreSQL misjudged the page's size and scanned every candidate once a row).
+
+    Filtered by subject (TrailFilters.filter), the moves are found in a shape the planner cannot
+    choose wrong, whatever the number of matches:
+    * few matches: every move of those memories and candidates (and the other filters) is read
+      by their ids, without order or limit, so no plan can walk the trail hoping to meet them
+      (1,500 memories changed long ago: from 2.9 s to a few ms); the page is cut from them.
+    * many: the trail is walked newest first in windows of seq, each a bounded range of the
+      (tenant, seq) index with a subject probe a move (1,000 moves, then twice as many, up to
+      WINDOW), until a page and one more row are found; no query throws away more than WINDOW.
+    Either way the page itself, and its cursors, come from keyset_page over the moves found."""
+    kind = getattr(filtered, "subject_matches", None)
+    shown = trail(tenant)
+    if kind == "few":
+        found = list(filtered.order_by().values_list("pk", flat=True))
+    elif kind == "many" and ordering == TRAIL_ORDER:
+        found = _walk(filtered, tenant, after=after, before=before)
+    else:
+        found = None
+    if found is not None:
+        filtered = Transition.objects.filter(pk__in=found)  # no tenant: no index that walks by seq
+    return keyset_page(filtered, ordering, size=TRAIL_PAGE, after=after, before=before, shown=shown)
+
+
+def _walk(filtered: QuerySet, tenant: Tenant, *, after: str | None, before: str | None) -> list[int]:
+    """The ids of the filtered moves from the cursor on (newest first; oldest first from a
+    `before`), window by window, until a page and one more are found or the trail ends."""
+    head = Transition.objects.for_tenant(tenant).order_by("-seq").values_list("seq", flat=True).first() or 0
+    cursor = after or before
+    edge = decode(cursor, filtered, TRAIL_ORDER, name="after" if after else "before")[0] if cursor else None
+    found: list[int] = []
+    width = FIRST_WINDOW
+    if before:
+        low = edge + 1
+        while len(found) <= TRAIL_PAGE and low <= head:
+            window = filtered.filter(seq__gte=low, seq__lt=low + width)
+            found += window.order_by().values_list("pk", flat=True)
+            low, width = low + width, min(width * 2, WINDOW)
+        return found
+    high = edge if edge is not None else head + 1
+    while len(found) <= TRAIL_PAGE and high > 1:
+        window = filtered.filter(seq__lt=high, seq__gte=max(high - width, 1))
+        found += window.order_by().values_list("pk", flat=True)
+        high, width = high - width, min(width * 2, WINDOW)
+    return found
 
 
 def name_actors(rows: list[Transition], tenant: Tenant) -> None:

@@ -1,0 +1,56 @@
+"""The trail filtered by subject, paged to its end and back, equals a plain filter of every move:
+read by the matches' ids (few) and walked in windows (many), with cursors across windows."""
+
+import pytest
+
+from memory_review.audit.models import Transition
+from memory_review.review import audit_trail
+from tests.factories import flagged
+
+pytestmark = pytest.mark.django_db
+
+
+def _pages(tenant, text, *, backwards_from=None):
+    filters = audit_trail.TrailFilters({"subject": text}, tenant=tenant)
+    assert filters.is_valid()
+    seen, after, before = [], None, backwards_from
+    while True:
+        page = audit_trail.trail_page(
+            filters.filter(audit_trail.trail(tenant)), tenant, filters.ordering, after=after, before=before
+        )
+        seen = [row.seq for row in page.rows] + seen if before else seen + [row.seq for row in page.rows]
+        if before and page.prev_cursor:
+            before = page.prev_cursor
+        elif not before and page.next_cursor:
+            after = page.next_cursor
+        else:
+            return seen
+
+
+@pytest.mark.parametrize("few", [1000, 2])  # by ids, or walked in windows of 3, then 6, up to 8 moves
+def test_every_page_of_the_trail_by_subject_is_a_plain_filter_of_the_trail(acme, policy, monkeypatch, few):
+    monkeypatch.setattr(audit_trail, "FEW_SUBJECTS", few)
+    monkeypatch.setattr(audit_trail, "TRAIL_PAGE", 4)
+    monkeypatch.setattr(audit_trail, "FIRST_WINDOW", 3)
+    monkeypatch.setattr(audit_trail, "WINDOW", 8)
+    for i in range(30):  # matches spread between runs of other moves, none in the newest twelve
+        flagged(acme, policy, subject=f"warranty claim {i}" if i % 2 == 0 and i < 18 else f"delivery {i}")
+    wanted = sorted(
+        (t.seq for t in Transition.objects.filter(tenant=acme).select_related("memory")
+         if t.memory and "WARRANTY" in t.memory.subject.upper()),
+        reverse=True,
+    )  # fmt: skip
+    assert len(wanted) > 4  # more than one page
+
+    newest_first = _pages(acme, "Warranty")
+    assert newest_first == wanted
+    head = audit_trail.TrailFilters({"subject": "warranty"}, tenant=acme)
+    head.is_valid()
+    last = audit_trail.trail_page(
+        head.filter(audit_trail.trail(acme)), acme, head.ordering, after=None, before=None
+    )
+    assert last.next_cursor  # and back from the second page's first row to the top
+    second = audit_trail.trail_page(
+        head.filter(audit_trail.trail(acme)), acme, head.ordering, after=last.next_cursor, before=None
+    )
+    assert _pages(acme, "warranty", backwards_from=second.prev_cursor) == wanted[:4]
