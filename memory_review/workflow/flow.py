@@ -198,10 +198,11 @@ def _words(status: str) -> str:
 class Progress:
     done_today: int
     left: int
+    more_left: bool  # more than `left`: a filtered queue is counted up to a bound
     per_hour: float | None  # the reviewer's pace over the last hour they worked
 
 
-def progress(tenant: Tenant, *, user, left: int, now=None) -> Progress:
+def progress(tenant: Tenant, *, user, left: int, more_left: bool = False, now=None) -> Progress:
     """Counted in the database, from the trail's (tenant, actor, created_at) index: a reviewer
     fifty thousand decisions into a busy day costs what one a minute in does (their times were
     read into Python, 50,001 of them, 267 ms)."""
@@ -222,4 +223,4 @@ def progress(tenant: Tenant, *, user, left: int, now=None) -> Progress:
     if counted["last_hour"] >= 2:
         span = max((now - counted["first"]).total_seconds(), 60.0)
         per_hour = round(counted["last_hour"] * 3600 / span)
-    return Progress(done_today=done, left=left, per_hour=per_hour)
+    return Progress(done_today=done, left=left, more_left=more_left, per_hour=per_hour)
