@@ -219,9 +219,10 @@ class Memory(SealedTenantOwned, Scope):
             models.Index(fields=["tenant", "user_id", "agent_id", "thread_id"], name="memory_scope_ix"),
             # The hard-TTL sweep: live memories whose valid_until has passed.
             models.Index(fields=["tenant", "status", "valid_until"], name="memory_ttl_ix"),
-            # What else an event wrote, in id order (lineage's "from the same event"): ordered by
-            # the primary key alone, the second tenant's walked past every row of the first.
-            models.Index(fields=["source_event", "id"], name="memory_event_ix"),
+            # What else an event wrote, oldest first (lineage's "from the same event"). Not by id:
+            # the primary key serves that order too, and PostgreSQL walked it for the second
+            # tenant past every row of the first (200,163 rows, 40-130 ms; 0.2 ms on this index).
+            models.Index(fields=["source_event", "created_at", "id"], name="memory_event_ix"),
         ]
         constraints = [
             # Oracle: sql/oracle/030_indexes.sql holds the function-based index that stands in

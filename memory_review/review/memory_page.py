@@ -4,7 +4,7 @@ memories, and which version of its subject held at a given time."""
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from django.db.models import Q
+from django.db.models import OuterRef, Q, Subquery
 
 from memory_review.assessments.models import PolicyVersion, Verdict
 from memory_review.assessments.policy import BEARING, Thresholds
@@ -19,9 +19,28 @@ VERDICT_PAGE = 20
 GRAPH_LIMIT = 60  # nodes drawn; the list beside the graph has them all
 
 
-def status_history(memory: Memory) -> list[Transition]:
-    """Every move of this memory, newest first, each with `actor_name`."""
-    moves = list(
+@dataclass(frozen=True)
+class History:
+    """A page of a memory's moves, newest first, and how many moves it has in all."""
+
+    rows: list[Transition]
+    next_cursor: str | None  # the older moves
+    prev_cursor: str | None  # set past the first page: back to the newest
+    count: int  # counted up to HISTORY_COUNTED_UP_TO
+    more_than: bool  # and more than that
+
+
+HISTORY_PAGE = 20
+# A memory moved 1,004 times rendered every move (1,001 rows, a 589 KB page, 165-243 ms of
+# Python for 15-19 ms of SQL at 200,000 memories a tenant); now a page of them, and a count that
+# stops where counting would cost more than the page.
+HISTORY_COUNTED_UP_TO = 10_000
+
+
+def status_history(memory: Memory, *, after: str | None = None) -> History:
+    """A page of this memory's moves, newest first (the one after the cursor `after`, the
+    older ones), each with `actor_name`; and how many there are."""
+    moves = (
         Transition.objects.filter(memory=memory)
         .select_related("verdict")
         .only(
@@ -38,13 +57,18 @@ def status_history(memory: Memory) -> list[Transition]:
             "verdict__assessment_id",
             "verdict__disposition",
         )
-        .order_by("-seq")
     )
-    names = actor_names(move.actor for move in moves)
-    for move in moves:
+    found = keyset_page(moves, ("-seq",), size=HISTORY_PAGE, after=after)
+    names = actor_names(move.actor for move in found.rows)
+    for move in found.rows:
         move.actor_name = names[move.actor]
-    words.in_words(moves, memory.tenant)
-    return moves
+    words.in_words(found.rows, memory.tenant)
+    count, more = (
+        (len(found.rows), False)
+        if found.next_cursor is None and after is None
+        else Transition.objects.filter(memory=memory).count_up_to(HISTORY_COUNTED_UP_TO)
+    )
+    return History(found.rows, found.next_cursor, found.prev_cursor, count, more)
 
 
 def verdicts_page(memory: Memory, *, after: str | None = None, before: str | None = None) -> Page:
@@ -168,15 +192,30 @@ def neighbourhood(memory: Memory, *, hops: int) -> Neighbourhood:
 @dataclass
 class Belief:
     at: datetime
-    versions: list[Memory]  # every memory of this subject and scope, oldest first
+    versions: list[Memory]  # the versions of this subject and scope nearest `at`, oldest first
     held: Memory | None  # the one in force at `at`, if any
     status_then: dict[int, str] = field(default_factory=dict)
+    count: int = 0  # every version of the subject and scope, counted up to BELIEF_COUNTED_UP_TO
+    more_than: bool = False
+
+    @property
+    def not_shown(self) -> int:
+        return self.count - len(self.versions)
+
+
+BELIEF_AROUND = 10  # versions shown either side of `at` (by when each became valid)
+BELIEF_COUNTED_UP_TO = 1000
 
 
 def belief_at(memory: Memory, at: datetime) -> Belief:
     """Which version of this memory's subject, in exactly its scope, was in force at `at`: written
-    by then, inside its validity window, and live by its transitions up to then."""
-    versions = list(
+    by then, inside its validity window, and live by its transitions up to then (the latest such
+    version wins). Each version's status then is its last move by then, read in the same query
+    (a subquery on the trail's memory index); the versions shown are the BELIEF_AROUND that
+    became valid last by `at` and the BELIEF_AROUND after, however long the subject's history
+    (a chain of 200 versions read all 200 and every move of each)."""
+    last_move = Transition.objects.filter(memory_id=OuterRef("pk"), created_at__lte=at).order_by("-seq")
+    versions = (
         Memory.objects.for_tenant(memory.tenant_id)
         .filter(subject=memory.subject)
         .filter(exact_scope(memory))
@@ -192,23 +231,30 @@ def belief_at(memory: Memory, at: datetime) -> Belief:
             "deleted_at",
             "tenant_id",
         )
-        .order_by("valid_from", "id")
+        .annotate(moved_to=Subquery(last_move.values("to_status")[:1]))
     )
-    status_then: dict[int, str] = {}
-    for version in versions:
-        if version.created_at <= at:
-            status_then[version.pk] = MemoryStatus.ACTIVE
-    moves = (
-        Transition.objects.filter(memory_id__in=list(status_then), created_at__lte=at)
-        .order_by("seq")
-        .values_list("memory_id", "to_status")
+    by_then = versions.filter(valid_from__lte=at)
+    # Live then: written by then, and its last move by then left it live (no move: as written).
+    live_then = Q(moved_to__in=LIVE_STATUSES) | Q(moved_to__isnull=True)
+    held = (
+        by_then.filter(live_then, created_at__lte=at)
+        .filter(Q(valid_until__isnull=True) | Q(valid_until__gt=at))
+        .order_by("-valid_from", "-id")
+        .first()
     )
-    for memory_id, to_status in moves:
-        status_then[memory_id] = to_status
-    held = None
-    for version in versions:
-        live = status_then.get(version.pk) in LIVE_STATUSES
-        valid = version.valid_from <= at and (version.valid_until is None or at < version.valid_until)
-        if live and valid:
-            held = version  # the latest such version wins
-    return Belief(at=at, versions=versions, held=held, status_then=status_then)
+    shown = [
+        *reversed(by_then.order_by("-valid_from", "-id")[:BELIEF_AROUND]),
+        *versions.filter(valid_from__gt=at).order_by("valid_from", "id")[:BELIEF_AROUND],
+    ]
+    status_then = {
+        version.pk: version.moved_to or MemoryStatus.ACTIVE for version in shown if version.created_at <= at
+    }
+    count, more = versions.count_up_to(BELIEF_COUNTED_UP_TO)
+    return Belief(
+        at=at,
+        versions=shown,
+        held=next((version for version in shown if held is not None and version.pk == held.pk), held),
+        status_then=status_then,
+        count=count,
+        more_than=more,
+    )

@@ -57,7 +57,7 @@ CREATE INDEX IF NOT EXISTS candidate_subject_text ON assessments_promotioncandid
   INDEXTYPE IS CTXSYS.CONTEXT PARAMETERS ('WORDLIST memory_review_substring SYNC (ON COMMIT)')
 /
 
--- memories.Memory memory_event_ix (source_event_id, id): what else an event wrote, in id order
+-- memories.Memory memory_event_ix (source_event_id, created_at, id): what else an event wrote, oldest first
 -- (review/lineage.py). A plain index: Django's migration (memories 0012) creates it on Oracle as
 -- it does elsewhere, so nothing is written here (a second CREATE of the same columns would fail
 -- with ORA-01408). Listed so that this file names every index the issue-29 work added.

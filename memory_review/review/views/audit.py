@@ -115,6 +115,6 @@ def memory_lineage(request: HttpRequest, membership, pk: int) -> HttpResponse:
         request,
         membership,
         "review/lineage.html",
-        lineage=lineage.lineage(memory),
+        lineage=lineage.lineage(memory, after=request.GET.get("after"), before=request.GET.get("before")),
         usage=receipt_log.usage(memory),
     )

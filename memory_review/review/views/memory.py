@@ -74,7 +74,7 @@ def memory_detail(request: HttpRequest, membership, pk: int) -> HttpResponse:
         evidence=explain.evidence_for(memory),
         last_judged=memory_page.last_judged(memory),
         last_bearing=memory_page.last_judged(memory, bearing=True),
-        history=memory_page.status_history(memory),
+        history=memory_page.status_history(memory, after=request.GET.get("moves_after")),
         verdicts=verdicts,
         chart=charts.still_true_chart(points, memory_page.active_thresholds(memory)) if points else None,
         chart_more=more_votes,
@@ -96,7 +96,7 @@ def memory_detail(request: HttpRequest, membership, pk: int) -> HttpResponse:
         **_state(request, membership, memory),
     )
     partial = request.GET.get("part") if request.htmx else None
-    if partial in ("verdicts", "graph", "asof"):
+    if partial in ("verdicts", "history", "graph", "asof"):
         return page(request, membership, f"{DETAIL}#{partial}", **context)
     bad = as_of_problem or since_problem
     return page(request, membership, DETAIL, status=400 if bad else 200, **context)
