@@ -186,6 +186,26 @@ def neighbourhood(memory: Memory, *, hops: int) -> Neighbourhood:
     return graph
 
 
+LINKS_PAGE = 50
+
+
+def links_page(memory: Memory, *, after: str | None = None) -> Page:
+    """Every link of this memory, either direction, in the order they were made, a page at a
+    time: the graph draws and lists the first LINKS_READ, and a hub's other thousands are read
+    here (found on the link ids alone, then read with both ends' names)."""
+    links = MemoryLink.objects.for_tenant(memory.tenant_id).filter(Q(src=memory) | Q(dst=memory))
+    ends = ("subject", "version", "status")
+    shown = MemoryLink.objects.select_related("src", "dst").only(
+        "id",
+        "kind",
+        "origin",
+        "src_id",
+        "dst_id",
+        *(f"{end}__{name}" for end in ("src", "dst") for name in ends),
+    )
+    return keyset_page(links, ("id",), size=LINKS_PAGE, after=after, shown=shown)
+
+
 # -- what the agent believed at a time ----------------------------------------------------------
 
 

@@ -281,6 +281,33 @@ def test_a_hub_of_hundreds_of_links_reads_as_many_queries_as_a_memory_with_one(c
         assert counts["acme", "hub lineage"] == counts["globex", "hub lineage"]
 
 
+def test_every_link_of_a_hub_is_read_a_page_at_a_time_each_once(client, tenants, hubs):
+    counts = {}
+    for tenant in tenants:
+        hub, _ = hubs[tenant.slug]
+        _client_for(client, tenant, "lead")
+        every = sorted(MemoryLink.objects.filter(src=hub).values_list("pk", flat=True))
+        first = client.get(_memory_url(hub)).content.decode()
+        assert 'hx-get="?part=links"' in first and 'id="link-' not in first  # asked for, not read
+        page, seen, pages = client.get(_memory_url(hub), {"part": "links"}, HTTP_HX_REQUEST="true"), [], 0
+        while True:
+            html = page.content.decode()
+            seen += [int(pk) for pk in re.findall(r'id="link-(\d+)"', html)]
+            pages += 1
+            more = re.search(r'hx-get="\?part=links&(?:amp;)?links_after=([\w-]+)"', html)
+            if more is None:
+                break
+            counts[tenant.slug, "links page"], _ = _queries(
+                client, f"{_memory_url(hub)}?part=links&links_after={more.group(1)}"
+            )
+            page = client.get(
+                _memory_url(hub), {"part": "links", "links_after": more.group(1)}, HTTP_HX_REQUEST="true"
+            )
+
+        assert seen == every and pages == -(-LINKS // memory_page.LINKS_PAGE)
+    assert counts["acme", "links page"] == counts["globex", "links page"]
+
+
 def test_what_held_at_a_time_shows_the_versions_nearest_it_however_long_the_chain(client, tenants, chains):
     counts = {}
     at = {"as_of": (timezone.now() + timedelta(minutes=2)).strftime("%Y-%m-%dT%H:%M")}

@@ -64,6 +64,7 @@ def memory_detail(request: HttpRequest, membership, pk: int) -> HttpResponse:
         reassessment.dependents_shown(memory) if worth else ((0, False), [])
     )
     neighbourhood = memory_page.neighbourhood(memory, hops=hops)
+    every_link = "links" in request.GET or request.GET.get("part") == "links"  # asked for past the graph's
     points, more_votes = memory_page.still_true_series(memory) if verdicts.rows else ([], False)  # the chart
     drawn, href = (
         graph.layout(neighbourhood),
@@ -82,6 +83,7 @@ def memory_detail(request: HttpRequest, membership, pk: int) -> HttpResponse:
         layout=drawn,
         graph_svg=graph.svg_items(drawn, href),
         graph_list=graph.link_items(neighbourhood, href),
+        links=memory_page.links_page(memory, after=request.GET.get("links_after")) if every_link else None,
         hops=hops,
         belief=memory_page.belief_at(memory, at) if at else None,
         as_of=at,
@@ -96,7 +98,7 @@ def memory_detail(request: HttpRequest, membership, pk: int) -> HttpResponse:
         **_state(request, membership, memory),
     )
     partial = request.GET.get("part") if request.htmx else None
-    if partial in ("verdicts", "history", "graph", "asof"):
+    if partial in ("verdicts", "history", "graph", "links", "asof"):
         return page(request, membership, f"{DETAIL}#{partial}", **context)
     bad = as_of_problem or since_problem
     return page(request, membership, DETAIL, status=400 if bad else 200, **context)
