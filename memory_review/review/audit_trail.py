@@ -1,6 +1,7 @@
 """The auditor's reads: the trail filtered and paged (one memory's lineage is lineage.py)."""
 
 from datetime import datetime, time
+from types import SimpleNamespace
 
 from django import forms
 from django.db import connection
@@ -11,12 +12,13 @@ from memory_review import params
 from memory_review.assessments.models import PromotionCandidate
 from memory_review.audit.models import Transition
 from memory_review.lifecycle import CANDIDATE_MOVES, MEMORY_MOVES
+from memory_review.memories import search
 from memory_review.memories.models import Memory
 from memory_review.tenancy.models import Tenant
 from memory_review.tenancy.names import actor_names
 
 from . import words
-from .paging import Page, decode, keyset_page
+from .paging import Page, decode, encode, keyset_page
 
 ACTIONS = sorted({action for _, action in (*MEMORY_MOVES, *CANDIDATE_MOVES)})
 
@@ -53,11 +55,12 @@ class TrailFilters(forms.Form):
             transitions = transitions.filter(memory_id=data["memory"])
         if data.get("subject"):
             text = data["subject"]
+            tenant_id = self.tenant.pk  # search.contains() scopes the rows to it
             transitions, on_memories, few_memories = _subjects(
-                transitions, Memory.objects.for_tenant(self.tenant), "memory", text
+                transitions, Memory.objects.all(), "memory", text, tenant_id=tenant_id
             )
             transitions, on_candidates, few_candidates = _subjects(
-                transitions, PromotionCandidate.objects.for_tenant(self.tenant), "candidate", text
+                transitions, PromotionCandidate.objects.all(), "candidate", text, tenant_id=tenant_id
             )
             transitions = transitions.filter(on_memories | on_candidates)
             few = few_memories and few_candidates
@@ -106,14 +109,16 @@ class TrailFilters(forms.Form):
 FEW_SUBJECTS = 2000
 
 
-def _subjects(transitions: QuerySet, rows: QuerySet, kind: str, text: str) -> tuple[QuerySet, Q, bool]:
+def _subjects(
+    transitions: QuerySet, rows: QuerySet, kind: str, text: str, *, tenant_id: int
+) -> tuple[QuerySet, Q, bool]:
     """The condition for moves of the memories (or candidates) whose subject holds `text`, and
-    whether the matches were few. Few: their ids, from the text index (memories/search.py). Many:
-    each move's subject is read as the trail is, one primary-key probe a move, in bounded windows
-    (trail_page); as `IN (subquery)` or EXISTS, PostgreSQL hashed every match first (100,000
-    memories, 170-250 ms at 200,000)."""
-    matching = _matching(
-        rows.filter(subject__textcontains=text).values_list("pk", flat=True), FEW_SUBJECTS + 1
+    whether the matches were few. Few: their ids, from the tenant's text index (memories/search.py,
+    `fenced`: never an index walked past misses). Many: each move's subject is read as the trail
+    is, one primary-key probe a move, in bounded windows (trail_page); as `IN (subquery)` or
+    EXISTS, PostgreSQL hashed every match first (100,000 memories, 170-250 ms at 200,000)."""
+    matching = search.fenced(
+        rows.filter(search.contains("subject", text, tenant_id=tenant_id)), FEW_SUBJECTS + 1
     )
     if len(matching) <= FEW_SUBJECTS:
         return transitions, Q(**{f"{kind}_id__in": matching}), True
@@ -123,20 +128,6 @@ def _subjects(transitions: QuerySet, rows: QuerySet, kind: str, text: str) -> tu
         Q(**{f"{kind}_subject__textcontains": text}),
         False,
     )
-
-
-def _matching(ids: QuerySet, most: int) -> list[int]:
-    """Up to `most` of `ids`, read from the text index. On PostgreSQL the limit sits outside an
-    OFFSET 0 fence: with it inside, the planner, expecting a common word's thousands of matches,
-    scanned the tenant's rows to stop at the limit, and for a tenant holding none of them read
-    all 250,000 (450,002 rows thrown away, 490 ms); fenced, the text index is read and the heap
-    only for its matches."""
-    if connection.vendor != "postgresql":
-        return list(ids[:most])
-    sql, params = ids.query.sql_with_params()
-    with connection.cursor() as cursor:
-        cursor.execute(f"SELECT * FROM ({sql} OFFSET 0) fenced LIMIT %s", [*params, most])
-        return [pk for (pk,) in cursor.fetchall()]
 
 
 # PostgreSQL has no skip scan: DISTINCT reads every entry of the trail's actor index (320,000 of
@@ -179,6 +170,9 @@ TRAIL_PAGE = 50
 # --walks flags 10,000), and a window's probes cost a few milliseconds.
 WINDOW = 8000
 FIRST_WINDOW = 1000
+# Moves a page of a common subject reads at most: where its moves lie past a longer stretch of
+# others (a busy day of other memories), the page holds what it found and goes on from there.
+WALK_MOST = 15_000
 
 
 def trail_page(
@@ -197,41 +191,59 @@ def trail_page(
     * many: the trail is walked newest first in windows of seq, each a bounded range of the
       (tenant, seq) index with a subject probe a move (1,000 moves, then twice as many, up to
       WINDOW), until a page and one more row are found; no query throws away more than WINDOW.
+      Past WALK_MOST moves the page stops short: it says how far it looked (`looked_past`) and
+      its link goes on from the last move read (a busy day of 75,000 other moves before them
+      cost the common subject's page 100 to 670 ms).
     Either way the page itself, and its cursors, come from keyset_page over the moves found."""
     kind = getattr(filtered, "subject_matches", None)
     shown = trail(tenant)
+    stopped = None
     if kind == "few":
         found = list(filtered.order_by().values_list("pk", flat=True))
     elif kind == "many" and ordering == TRAIL_ORDER:
-        found = _walk(filtered, tenant, after=after, before=before)
+        found, stopped = _walk(filtered, tenant, after=after, before=before)
     else:
         found = None
     if found is not None:
         filtered = Transition.objects.filter(pk__in=found)  # no tenant: no index that walks by seq
-    return keyset_page(filtered, ordering, size=TRAIL_PAGE, after=after, before=before, shown=shown)
+    page = keyset_page(filtered, ordering, size=TRAIL_PAGE, after=after, before=before, shown=shown)
+    if stopped is None:
+        return page
+    edge = encode(SimpleNamespace(seq=stopped), TRAIL_ORDER)  # the walk goes on from there
+    if before:
+        return Page(page.rows, page.next_cursor if page.rows else None, edge, looked_past=WALK_MOST)
+    return Page(page.rows, edge, page.prev_cursor, looked_past=WALK_MOST)
 
 
-def _walk(filtered: QuerySet, tenant: Tenant, *, after: str | None, before: str | None) -> list[int]:
+def _walk(
+    filtered: QuerySet, tenant: Tenant, *, after: str | None, before: str | None
+) -> tuple[list[int], int | None]:
     """The ids of the filtered moves from the cursor on (newest first; oldest first from a
-    `before`), window by window, until a page and one more are found or the trail ends."""
+    `before`), window by window, until a page and one more are found or the trail ends; and, if
+    WALK_MOST moves were read first, the seq a cursor goes on from (else None)."""
     head = Transition.objects.for_tenant(tenant).order_by("-seq").values_list("seq", flat=True).first() or 0
     cursor = after or before
     edge = decode(cursor, filtered, TRAIL_ORDER, name="after" if after else "before")[0] if cursor else None
     found: list[int] = []
     width = FIRST_WINDOW
+    read = 0
     if before:
         low = edge + 1
         while len(found) <= TRAIL_PAGE and low <= head:
+            if read >= WALK_MOST:
+                return found, low - 1  # `before` it: seq >= low
             window = filtered.filter(seq__gte=low, seq__lt=low + width)
             found += window.order_by().values_list("pk", flat=True)
-            low, width = low + width, min(width * 2, WINDOW)
-        return found
+            low, read, width = low + width, read + width, min(width * 2, WINDOW)
+        return found, None
     high = edge if edge is not None else head + 1
     while len(found) <= TRAIL_PAGE and high > 1:
+        if read >= WALK_MOST:
+            return found, high  # `after` it: seq < high
         window = filtered.filter(seq__lt=high, seq__gte=max(high - width, 1))
         found += window.order_by().values_list("pk", flat=True)
-        high, width = high - width, min(width * 2, WINDOW)
-    return found
+        high, read, width = high - width, read + width, min(width * 2, WINDOW)
+    return found, None
 
 
 def name_actors(rows: list[Transition], tenant: Tenant) -> None:

@@ -12,20 +12,22 @@ from types import SimpleNamespace
 
 from django import forms
 from django.conf import settings
-from django.db.models import Exists, OuterRef, Q, QuerySet
+from django.db.models import Exists, OuterRef, QuerySet
 from django.utils import timezone
 
 from memory_review.assessments.models import Disposition
 from memory_review.assessments.policy import DEFAULTS, Thresholds
 from memory_review.audit.models import Transition
+from memory_review.memories import search
 from memory_review.memories.models import Memory, MemoryStatus, SourceEvent
+from memory_review.memories.search import fenced
 from memory_review.tenancy.models import Tenant
 from memory_review.tenancy.names import actor_names
 from memory_review.workflow import assignment
 from memory_review.workflow.models import Claim
 
 from . import explain, words
-from .paging import Page, encode, keyset_page
+from .paging import Page, encode, keyset_page, searched_page
 
 PAGE_SIZE = 50
 
@@ -82,12 +84,22 @@ class _Filters(forms.Form):
 
     time_column = "updated_at"
 
-    def filter(self, memories: QuerySet, *, user, now) -> QuerySet:
+    def __init__(self, *args, tenant: Tenant, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.tenant = tenant  # whose text indexes a search reads, and whose rules "assigned" reads
+
+    def filter(self, memories: QuerySet, *, user, now, text: bool = True) -> QuerySet:
+        """The rows the filters hold; with `text=False`, all but the search's (searched_page
+        walks those in order)."""
         data = self.cleaned_data
-        if data.get("q"):
-            # Both columns have a trigram index on PostgreSQL, Oracle Text on Oracle (memories/search.py).
-            text = data["q"]
-            memories = memories.filter(Q(subject__textcontains=text) | Q(content__textcontains=text))
+        if data.get("q") and text:
+            # Both columns have the tenant's trigram index on PostgreSQL, Oracle Text on Oracle
+            # (memories/search.py).
+            words, tenant_id = data["q"], self.tenant.pk
+            memories = memories.filter(
+                search.contains("subject", words, tenant_id=tenant_id)
+                | search.contains("content", words, tenant_id=tenant_id)
+            )
         if data.get("kind"):
             memories = memories.filter(kind=data["kind"])
         if data.get("source"):
@@ -156,12 +168,8 @@ class QueueFilters(_Filters):
 
     time_column = "flagged_at"
 
-    def __init__(self, *args, tenant, **kwargs):
-        super().__init__(*args, **kwargs)
-        self.tenant = tenant
-
-    def filter(self, memories: QuerySet, *, user, now) -> QuerySet:
-        memories = super().filter(memories, user=user, now=now)
+    def filter(self, memories: QuerySet, *, user, now, text: bool = True) -> QuerySet:
+        memories = super().filter(memories, user=user, now=now, text=text)
         data = self.cleaned_data
         if data.get("flagged_for"):
             memories = memories.filter(flagged_for=data["flagged_for"])
@@ -192,8 +200,8 @@ class MemoryFilters(_Filters):
         choices=[("recent", "Latest change first"), ("oldest", "Oldest change first")],
     )
 
-    def filter(self, memories: QuerySet, *, user, now) -> QuerySet:
-        memories = super().filter(memories, user=user, now=now)
+    def filter(self, memories: QuerySet, *, user, now, text: bool = True) -> QuerySet:
+        memories = super().filter(memories, user=user, now=now, text=text)
         if self.cleaned_data.get("status"):
             memories = memories.filter(status=self.cleaned_data["status"])
         return memories
@@ -230,8 +238,13 @@ def shown_fields(memories: QuerySet) -> QuerySet:
     return memories.only(*ROW_FIELDS)
 
 
-def filtered(base: QuerySet, filters: _Filters, *, user, now=None) -> QuerySet:
-    return filters.filter(base, user=user, now=now or timezone.now())
+def filtered(base: QuerySet, filters: _Filters, *, user, now=None, text: bool = True) -> QuerySet:
+    return filters.filter(base, user=user, now=now or timezone.now(), text=text)
+
+
+def searched(filters: _Filters) -> bool:
+    """Whether the list is filtered by text (its search box)."""
+    return filters.is_valid() and bool(filters.cleaned_data.get("q"))
 
 
 def by_status_only(filters: _Filters) -> bool:
@@ -277,7 +290,10 @@ def size_of(memories: QuerySet, filters: _Filters, *, counts: dict[str, int] | N
         held = statuses_in(filters, counts)
         return Size(sum(counts.get(status, 0) for status in held), False, frozenset(held))
     most = counted_up_to()
-    found = list(memories.order_by().values_list("pk", "status")[: most + 1])
+    if searched(filters):  # from the text index, never an index walked past misses
+        found = fenced(memories, most + 1, also=("status",))
+    else:
+        found = list(memories.order_by().values_list("pk", "status")[: most + 1])
     statuses = frozenset(status for _, status in found)
     if len(found) > most:
         return Size(most, True, statuses)
@@ -297,12 +313,21 @@ def listing(
     """One page of the filtered list, its rows decorated, and the filtered set's size (size_of)."""
     now = timezone.now()
     memories = filtered(base, filters, user=user, now=now)
-    if after or before or (counts is not None and by_status_only(filters)):
+    if searched(filters):
         counted = size_of(memories, filters, counts=counts)
-        if counted.ids is not None:
-            # Every match is known: the page is read among them by primary key. A search the
-            # text index answers in milliseconds would otherwise walk the order's index past
-            # every miss.
+        if counted.ids is not None:  # every match known: the page is read among them by key
+            page = keyset_page(
+                shown_fields(base.filter(pk__in=counted.ids)), filters.ordering, size=size, after=after,
+                before=before,
+            )  # fmt: skip
+        else:
+            unsearched = filtered(base, filters, user=user, now=now, text=False)
+            page = searched_page(
+                shown_fields(memories), unsearched, filters.ordering, size=size, after=after, before=before
+            )
+    elif after or before or (counts is not None and by_status_only(filters)):
+        counted = size_of(memories, filters, counts=counts)
+        if counted.ids is not None:  # every match known: the page is read among them by key
             memories = base.filter(pk__in=counted.ids)
         page = keyset_page(shown_fields(memories), filters.ordering, size=size, after=after, before=before)
     else:

@@ -17,6 +17,7 @@ from django.utils import timezone
 
 from memory_review.audit.models import Transition
 from memory_review.lifecycle import Actor, LifecycleError
+from memory_review.memories import search
 from memory_review.memories.models import Memory, MemoryStatus
 from memory_review.tenancy.models import Membership, Tenant
 from memory_review.tenancy.names import display_name
@@ -115,7 +116,7 @@ def _rule_matches(rule: AssignmentRule) -> Q:
     if rule.kind:
         condition &= Q(kind=rule.kind)
     if rule.subject_contains:
-        condition &= Q(subject__textcontains=rule.subject_contains)
+        condition &= search.contains("subject", rule.subject_contains, tenant_id=rule.tenant_id)
     return condition
 
 

@@ -45,16 +45,25 @@ EXCEPTION
 END;
 /
 
+-- Each a composite domain index (issue 29): FILTER BY tenant_id puts the tenant inside the text
+-- index, so one tenant's search never reads another's matches (PostgreSQL's TenantText indexes,
+-- memories/0013, do the same), and ORDER BY updated_at lets a search's newest rows come from the
+-- index in order. Written to Oracle's documentation, not run (no Oracle server here). A database
+-- created with the earlier plain CONTEXT indexes keeps them (IF NOT EXISTS): drop the three and
+-- run this file again to take these.
 CREATE INDEX IF NOT EXISTS memory_subject_text ON memories_memory (subject)
-  INDEXTYPE IS CTXSYS.CONTEXT PARAMETERS ('WORDLIST memory_review_substring SYNC (ON COMMIT)')
+  INDEXTYPE IS CTXSYS.CONTEXT FILTER BY tenant_id, status ORDER BY updated_at DESC
+  PARAMETERS ('WORDLIST memory_review_substring SYNC (ON COMMIT)')
 /
 
 CREATE INDEX IF NOT EXISTS memory_content_text ON memories_memory (content)
-  INDEXTYPE IS CTXSYS.CONTEXT PARAMETERS ('WORDLIST memory_review_substring SYNC (ON COMMIT)')
+  INDEXTYPE IS CTXSYS.CONTEXT FILTER BY tenant_id, status ORDER BY updated_at DESC
+  PARAMETERS ('WORDLIST memory_review_substring SYNC (ON COMMIT)')
 /
 
 CREATE INDEX IF NOT EXISTS candidate_subject_text ON assessments_promotioncandidate (subject)
-  INDEXTYPE IS CTXSYS.CONTEXT PARAMETERS ('WORDLIST memory_review_substring SYNC (ON COMMIT)')
+  INDEXTYPE IS CTXSYS.CONTEXT FILTER BY tenant_id ORDER BY updated_at DESC
+  PARAMETERS ('WORDLIST memory_review_substring SYNC (ON COMMIT)')
 /
 
 -- memories.Memory memory_event_ix (source_event_id, created_at, id): what else an event wrote, oldest first

@@ -54,3 +54,33 @@ def test_every_page_of_the_trail_by_subject_is_a_plain_filter_of_the_trail(acme,
         head.filter(audit_trail.trail(acme)), acme, head.ordering, after=last.next_cursor, before=None
     )
     assert _pages(acme, "warranty", backwards_from=second.prev_cursor) == wanted[:4]
+
+
+@pytest.mark.parametrize("most", [1000, 6])  # walked to a page's end, or stopped short every 6 moves
+def test_a_page_of_a_common_subject_stops_short_after_its_walk_and_goes_on_from_there(
+    client, acme, policy, auditor, monkeypatch, most
+):
+    monkeypatch.setattr(audit_trail, "FEW_SUBJECTS", 2)
+    monkeypatch.setattr(audit_trail, "TRAIL_PAGE", 4)
+    monkeypatch.setattr(audit_trail, "FIRST_WINDOW", 3)
+    monkeypatch.setattr(audit_trail, "WINDOW", 3)
+    monkeypatch.setattr(audit_trail, "WALK_MOST", most)
+    for i in range(24):  # the matches among the oldest moves, then a burst of others
+        flagged(acme, policy, subject=f"warranty claim {i}" if i < 9 else f"delivery {i}")
+    wanted = sorted(
+        (t.seq for t in Transition.objects.filter(tenant=acme).select_related("memory")
+         if t.memory and "WARRANTY" in t.memory.subject.upper()),
+        reverse=True,
+    )  # fmt: skip
+
+    assert _pages(acme, "warranty") == wanted  # every match reached, none twice, in order
+    filters = audit_trail.TrailFilters({"subject": "warranty"}, tenant=acme)
+    assert filters.is_valid()
+    first = audit_trail.trail_page(
+        filters.filter(audit_trail.trail(acme)), acme, filters.ordering, after=None, before=None
+    )
+    assert (first.looked_past, bool(first.rows)) == ((6, False) if most == 6 else (0, True))
+    client.force_login(auditor)
+    page = client.get("/t/acme/audit/", {"subject": "warranty"}).content.decode()
+    assert ("None of the 6 moves next in this order matches" in page) == (most == 6)
+    assert 'rel="next"' in page

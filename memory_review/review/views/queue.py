@@ -77,7 +77,7 @@ def review_queue(request: HttpRequest, membership) -> HttpResponse:
 @refused_when_blind("the list of all memories shows each one's status and why it moved, quoting its votes")
 def memory_list(request: HttpRequest, membership) -> HttpResponse:
     base = lists.Memory.objects.for_tenant(membership.tenant)
-    filters = lists.MemoryFilters(request.GET)
+    filters = lists.MemoryFilters(request.GET, tenant=membership.tenant)
     return _list_page(
         request,
         membership,
@@ -118,7 +118,8 @@ def _bulk_set(request: HttpRequest, membership, list_name: str):
         return lists.queue_memories(membership.tenant), lists.QueueFilters(
             request.POST, tenant=membership.tenant
         )
-    return lists.Memory.objects.for_tenant(membership.tenant), lists.MemoryFilters(request.POST)
+    tenant = membership.tenant
+    return lists.Memory.objects.for_tenant(tenant), lists.MemoryFilters(request.POST, tenant=tenant)
 
 
 @require_POST
