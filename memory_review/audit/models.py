@@ -69,6 +69,10 @@ class Transition(TenantOwned):
             models.Index(fields=["tenant", "created_at", "seq"], name="transition_time_ix"),
             # The trail filtered by action, newest first: a rare action is a short index range.
             models.Index(fields=["tenant", "action", "-seq"], name="transition_action_seq_ix"),
+            # One memory's moves a page at a time, either way (its history, its lineage, the trail
+            # narrowed to it): the memory's own index sorted every move of a memory with
+            # thousands to show twenty.
+            models.Index(fields=["memory", "seq"], name="transition_memory_seq_ix"),
         ]
 
     def __str__(self) -> str:

@@ -172,14 +172,16 @@ def searched_page(
     """keyset_page for a list filtered by text (`matching`; `unsearched` is the same list without
     the text) whose matches are too many to read whole: the next WALK rows of `unsearched` from
     the cursor, in order (from the order's index), and the matches among them (a primary-key
-    probe each). A common word fills a page there. Where the matches lie past a stretch of other
-    rows, the page holds what it found and says how far it looked (`looked_past`), and its
+    probe each: search.by_key). A common word fills a page there. Where the matches lie past a
+    stretch of other rows, the page holds what it found and says how far it looked (`looked_past`), and its
     cursor goes on from there: the reader asks for the next stretch, as a log search does.
 
     Walked to a page's end, the order's index threw away every row a day's burst of other
     memories put ahead of the matches (57,911 for "invoice", 65-71 ms at 200,000, ten times more
     at 2,000,000); sorted from the text index, every match is read for a page of fifty (29,000
     for "invoice", 160 ms). Neither is bounded by the page; this is."""
+    from memory_review.memories.search import by_key
+
     columns = _columns(ordering)
     order = _reversed(ordering) if before else ordering
     cursor = before or after
@@ -191,9 +193,8 @@ def searched_page(
     )
     names = [column for column, _ in columns]
     window = list(unsearched.filter(bound).order_by(*order).values_list("pk", *names)[:WALK])
-    rows = (
-        list(matching.filter(pk__in=[pk for pk, *_ in window]).order_by(*order)[: size + 1]) if window else []
-    )
+    ids = [pk for pk, *_ in window]
+    rows = by_key(matching.filter(pk__in=ids).order_by(*order)[: size + 1]) if window else []
     more = len(rows) > size
     rows = rows[:size]
     short = not more and len(window) == WALK  # the stretch read without filling the page
