@@ -18,7 +18,7 @@ from memory_review.tenancy.models import Tenant
 from memory_review.tenancy.names import actor_names
 
 from . import words
-from .paging import Page, decode, encode, keyset_page
+from .paging import Page, decode, encode, keyset_page, page_among
 
 ACTIONS = sorted({action for _, action in (*MEMORY_MOVES, *CANDIDATE_MOVES)})
 
@@ -198,9 +198,11 @@ def trail_page(
     kind = getattr(filtered, "subject_matches", None)
     shown = trail(tenant)
     stopped = None
-    if kind == "few":
-        found = list(filtered.order_by().values_list("pk", flat=True))
-    elif kind == "many" and ordering == TRAIL_ORDER:
+    if kind == "few":  # every move of a few memories: read (with their order's columns), paged here
+        columns = [term.lstrip("-") for term in ordering]
+        found = list(filtered.order_by().values_list("pk", *columns))
+        return page_among(found, ordering, size=TRAIL_PAGE, after=after, before=before, shown=shown)
+    if kind == "many" and ordering == TRAIL_ORDER:
         found, stopped = _walk(filtered, tenant, after=after, before=before)
     else:
         found = None

@@ -157,7 +157,7 @@ def keyset_page(
 # Rows of a list, in its order and without its text filter, that a search reads at most for a
 # page: the misses it reads and throws away stay under bench/pages.py's 10,000, and a page costs
 # the same whatever the tenant holds.
-WALK = 4000
+WALK = 2000
 
 
 def searched_page(
@@ -171,16 +171,17 @@ def searched_page(
 ) -> Page:
     """keyset_page for a list filtered by text (`matching`; `unsearched` is the same list without
     the text) whose matches are too many to read whole: the next WALK rows of `unsearched` from
-    the cursor, in order (from the order's index), and the matches among them (a primary-key
-    probe each: search.by_key). A common word fills a page there. Where the matches lie past a
-    stretch of other rows, the page holds what it found and says how far it looked (`looked_past`), and its
-    cursor goes on from there: the reader asks for the next stretch, as a log search does.
+    the cursor, read along the order's index between the cursor and the stretch's last row, the
+    text checked on each (search.in_order). A common word fills a page there. Where the matches
+    lie past a stretch of other rows, the page holds what it found and says how far it looked
+    (`looked_past`), and its cursor goes on from there: the reader asks for the next stretch, as
+    a log search does.
 
     Walked to a page's end, the order's index threw away every row a day's burst of other
     memories put ahead of the matches (57,911 for "invoice", 65-71 ms at 200,000, ten times more
     at 2,000,000); sorted from the text index, every match is read for a page of fifty (29,000
     for "invoice", 160 ms). Neither is bounded by the page; this is."""
-    from memory_review.memories.search import by_key
+    from memory_review.memories.search import in_order
 
     columns = _columns(ordering)
     order = _reversed(ordering) if before else ordering
@@ -192,15 +193,14 @@ def searched_page(
         else Q()
     )
     names = [column for column, _ in columns]
-    window = list(unsearched.filter(bound).order_by(*order).values_list("pk", *names)[:WALK])
-    ids = [pk for pk, *_ in window]
-    rows = by_key(matching.filter(pk__in=ids).order_by(*order)[: size + 1]) if window else []
+    # The stretch's last row (an index-only read of WALK entries); none when fewer are left.
+    last = list(unsearched.filter(bound).order_by(*order).values_list(*names)[WALK - 1 : WALK])
+    stretch = bound & _up_to(columns, list(last[0]), backwards=bool(before)) if last else bound
+    rows = in_order(matching.filter(stretch).order_by(*order)[: size + 1])
     more = len(rows) > size
     rows = rows[:size]
-    short = not more and len(window) == WALK  # the stretch read without filling the page
-    edge = (
-        encode(SimpleNamespace(**dict(zip(names, window[-1][1:], strict=True))), ordering) if short else None
-    )
+    short = not more and bool(last)  # the stretch read without filling the page
+    edge = encode(SimpleNamespace(**dict(zip(names, last[0], strict=True))), ordering) if short else None
     if before:
         rows = rows[::-1]
         return Page(
@@ -214,6 +214,54 @@ def searched_page(
         next_cursor=edge or (encode(rows[-1], ordering) if rows and more else None),
         prev_cursor=encode(rows[0], ordering) if rows and after else None,
         looked_past=WALK if short else 0,
+    )
+
+
+def page_among(
+    found: list[tuple],
+    ordering: tuple[str, ...],
+    *,
+    size: int,
+    after: str | None,
+    before: str | None,
+    shown: QuerySet,
+) -> Page:
+    """keyset_page over rows already read as (pk, *the order's columns): the page is cut in
+    Python, then its rows are read from `shown` by primary key. For a set known to be small
+    (the audit trail's moves of a few memories): reading them back by a list of thousands of
+    ids to sort them cost more than reading them."""
+    descending = _columns(ordering)[0][1]
+
+    def key(row):
+        return row[1:]
+
+    rows = sorted(found, key=key, reverse=descending)
+    if after:
+        edge = tuple(decode(after, shown, ordering, name="after"))
+        rows = [row for row in rows if (key(row) < edge if descending else key(row) > edge)]
+    more_before = False
+    if before:
+        edge = tuple(decode(before, shown, ordering, name="before"))
+        rows = [row for row in rows if (key(row) > edge if descending else key(row) < edge)]
+        more_before, rows = len(rows) > size, rows[-size:]
+    more_after = not before and len(rows) > size
+    rows = rows[:size]
+    read = shown.in_bulk([row[0] for row in rows])
+    page = [read[row[0]] for row in rows if row[0] in read]
+    return Page(
+        page,
+        next_cursor=encode(page[-1], ordering) if page and (more_after or before) else None,
+        prev_cursor=encode(page[0], ordering) if page and (after or more_before) else None,
+    )
+
+
+def _up_to(columns: list[tuple[str, bool]], values: list, *, backwards: bool) -> Q:
+    """Rows up to `values` in the order, them included (back to them, if `backwards`): the
+    leading column's bound on its own, so the index scan stops there."""
+    descending = columns[0][1] != backwards
+    lead = columns[0][0]
+    return Q(**{f"{lead}__{'gte' if descending else 'lte'}": values[0]}) & ~_beyond(
+        columns, values, backwards=backwards
     )
 
 
