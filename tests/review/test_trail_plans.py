@@ -1,7 +1,11 @@
 """The trail filtered by subject, paged to its end and back, equals a plain filter of every move:
 read by the matches' ids (few) and walked in windows (many), with cursors across windows."""
 
+from datetime import timedelta
+
 import pytest
+import time_machine
+from django.utils import timezone
 
 from memory_review.audit.models import Transition
 from memory_review.review import audit_trail
@@ -10,8 +14,8 @@ from tests.factories import flagged
 pytestmark = pytest.mark.django_db
 
 
-def _pages(tenant, text, *, backwards_from=None):
-    filters = audit_trail.TrailFilters({"subject": text}, tenant=tenant)
+def _pages(tenant, text, *, backwards_from=None, **more):
+    filters = audit_trail.TrailFilters({"subject": text, **more}, tenant=tenant)
     assert filters.is_valid()
     seen, after, before = [], None, backwards_from
     while True:
@@ -84,3 +88,33 @@ def test_a_page_of_a_common_subject_stops_short_after_its_walk_and_goes_on_from_
     page = client.get("/t/acme/audit/", {"subject": "warranty"}).content.decode()
     assert ("None of the 6 moves next in this order matches" in page) == (most == 6)
     assert 'rel="next"' in page
+
+
+def test_a_few_memories_moves_between_dates_page_by_time_both_ways(acme, policy, monkeypatch):
+    """The few path pages in Python (paging.page_among) in the trail's order between dates:
+    newest first by time, then by the chain's order."""
+    monkeypatch.setattr(audit_trail, "TRAIL_PAGE", 3)
+    start = timezone.now() - timedelta(days=3)
+    for i in range(14):  # a move an hour, alternately a match; two at the same moment
+        with time_machine.travel(start + timedelta(hours=i // 2 * 2 if i in (6, 7) else i), tick=False):
+            flagged(acme, policy, subject=f"warranty claim {i}" if i % 2 == 0 or i == 7 else f"delivery {i}")
+    rows = Transition.objects.filter(tenant=acme).select_related("memory")
+    wanted = [
+        t.seq
+        for t in sorted(rows, key=lambda t: (t.created_at, t.seq), reverse=True)
+        if "WARRANTY" in t.memory.subject.upper()
+    ]
+    since = start.date().isoformat()
+
+    forwards = _pages(acme, "warranty", since=since)
+    filters = audit_trail.TrailFilters({"subject": "warranty", "since": since}, tenant=acme)
+    assert filters.is_valid() and filters.ordering == ("-created_at", "-seq")
+    first = audit_trail.trail_page(
+        filters.filter(audit_trail.trail(acme)), acme, filters.ordering, after=None, before=None
+    )
+    second = audit_trail.trail_page(
+        filters.filter(audit_trail.trail(acme)), acme, filters.ordering, after=first.next_cursor, before=None
+    )
+
+    assert forwards == wanted and len(wanted) == 8
+    assert _pages(acme, "warranty", backwards_from=second.prev_cursor, since=since) == wanted[:3]
