@@ -109,7 +109,7 @@ def page(
     and the id to ask for the next page after (None at the end). Three queries, whatever the size."""
     now = at or timezone.now()
     rows = (
-        Memory.objects.for_tenant(tenant)
+        Memory.objects.tenant_range(tenant)  # ordered (tenant, id): the tenant's own index gives it
         .filter(reaching(user_id=user_id, agent_id=agent_id, thread_id=thread_id, narrower=narrower))
         .filter(valid_from__lte=now)
         .filter(Q(valid_until__isnull=True) | Q(valid_until__gt=now))
@@ -124,7 +124,7 @@ def page(
         then = Coalesce(Subquery(_moves(at).values("to_status")[:1]), Value(MemoryStatus.ACTIVE.value))
         rows = rows.filter(created_at__lte=at).annotate(status_then=then)
         rows = rows.filter(status_then__in=LIVE_STATUSES)
-    found = list(rows.order_by("pk")[: limit + 1])
+    found = list(rows.order_by("tenant_id", "pk")[: limit + 1])
     more = len(found) > limit
     found = found[:limit]
     moves = Transition.objects.in_bulk([row.last_move for row in found if row.last_move])

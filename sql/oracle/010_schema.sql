@@ -795,6 +795,12 @@ CREATE INDEX "MEMORY_EVENT_IX" ON "MEMORIES_MEMORY" ("SOURCE_EVENT_ID", "CREATED
 --
 -- THIS OPERATION CANNOT BE WRITTEN AS SQL
 
+-- memories.0014_tenant_id_index
+--
+-- Create index memory_tenant_id_ix on field(s) tenant, id of model memory
+--
+CREATE INDEX "MEMORY_TENANT_ID_IX" ON "MEMORIES_MEMORY" ("TENANT_ID", "ID");
+
 -- audit.0008_receipts_sealed
 
 -- audit.0009_webhooks_sealed
@@ -847,6 +853,12 @@ CREATE INDEX "TRANSITION_TIME_IX" ON "AUDIT_TRANSITION" ("TENANT_ID", "CREATED_A
 -- Create index transition_memory_seq_ix on field(s) memory, seq of model transition
 --
 CREATE INDEX "TRANSITION_MEMORY_SEQ_IX" ON "AUDIT_TRANSITION" ("MEMORY_ID", "SEQ");
+
+-- audit.0016_actor_seq_index
+--
+-- Create index transition_actor_seq_ix on field(s) tenant, actor, -seq of model transition
+--
+CREATE INDEX "TRANSITION_ACTOR_SEQ_IX" ON "AUDIT_TRANSITION" ("TENANT_ID", "ACTOR", "SEQ" DESC);
 
 -- calibration.0003_tenant_id_indexes
 --
