@@ -46,8 +46,19 @@ def test_every_page_asks_as_many_queries_of_a_tenant_four_times_larger(tmp_path)
     env["VAR_DIR"] = str(tmp_path)
     running = {
         n: subprocess.Popen(
-            [sys.executable, str(ROOT / "bench" / "pages.py"), "--memories", str(n), "--repeats", "1",
-             "--tenants", "2", "--postgres", server(), "--in-process"],
+            [
+                sys.executable,
+                str(ROOT / "bench" / "pages.py"),
+                "--memories",
+                str(n),
+                "--repeats",
+                "1",
+                "--tenants",
+                "2",
+                "--postgres",
+                server(),
+                "--in-process",
+            ],
             cwd=tmp_path,
             env=env,
             stdout=subprocess.PIPE,

@@ -67,7 +67,9 @@ def test_every_page_of_a_search_is_a_plain_filter_of_the_rows(
 
 
 @pytest.mark.parametrize("walk", [2000, 5])
-def test_paging_back_from_the_last_page_reaches_the_first_in_order(acme, lead, burst, monkeypatch, settings, walk):
+def test_paging_back_from_the_last_page_reaches_the_first_in_order(
+    acme, lead, burst, monkeypatch, settings, walk
+):
     monkeypatch.setattr(lists, "COUNTED_UP_TO", 2)
     settings.REVIEW_BULK_MAX = 2
     monkeypatch.setattr(paging, "WALK", walk)
@@ -91,7 +93,9 @@ def test_paging_back_from_the_last_page_reaches_the_first_in_order(acme, lead, b
     assert last and back + last == forwards == sorted(forwards, reverse=True)
 
 
-def test_a_page_past_a_burst_stops_short_and_says_how_far_it_looked(client, acme, lead, burst, monkeypatch, settings):
+def test_a_page_past_a_burst_stops_short_and_says_how_far_it_looked(
+    client, acme, lead, burst, monkeypatch, settings
+):
     monkeypatch.setattr(lists, "COUNTED_UP_TO", 2)
     settings.REVIEW_BULK_MAX = 2
     monkeypatch.setattr(paging, "WALK", 5)
