@@ -64,7 +64,8 @@ def memory_detail(request: HttpRequest, membership, pk: int) -> HttpResponse:
         reassessment.dependents_shown(memory) if worth else ((0, False), [])
     )
     neighbourhood = memory_page.neighbourhood(memory, hops=hops)
-    every_link = "links" in request.GET or request.GET.get("part") == "links"  # asked for past the graph's
+    # Every link, a page at a time: asked for past the graph's first hundred.
+    every_link = request.GET.get("links") is not None or request.GET.get("part") == "links"
     points, more_votes = memory_page.still_true_series(memory) if verdicts.rows else ([], False)  # the chart
     drawn, href = (
         graph.layout(neighbourhood),
