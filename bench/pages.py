@@ -898,44 +898,14 @@ def write_plans(path: str, figures: dict, n: int) -> None:
 WASTE_ROWS = 10_000  # a plan node that reads and throws away more rows than this is a walk
 
 
-def walks(client: Client, url: str) -> list[str]:
-    """Every query of the page whose plan throws away more than WASTE_ROWS rows in one node
-    (Rows Removed by Filter, by Join Filter, by Index Recheck): a primary key walked past
-    another tenant's rows, an index that cannot give the order, a filter the index misses.
-    PostgreSQL only; the planner's choice shows at size, never in a test's few rows."""
-    import re
-
+def replayed(client: Client, url: str, explain: str):
+    """Each query the page sends (a SELECT or a WITH), with its `EXPLAIN (explain)` lines, run
+    under the plan settings the page held it to (memories/search.py's `set_config(..., true)`
+    before a statement; SET LOCAL here, gone with the replay's transaction). PostgreSQL only."""
     client.get(url)  # a figure gone stale meanwhile is computed here (its job, eager in the bench)
     with CaptureQueriesContext(connection) as captured:
         client.get(url)
-    found, held = [], None
-    for query in captured.captured_queries:
-        sql = query["sql"]
-        if "set_config('enable_" in sql:  # the plans a statement was held to (memories/search.py)
-            held = sql if "'off'" in sql else None
-            continue
-        if not sql.lstrip().upper().startswith("SELECT") or "set_config" in sql:
-            continue
-        with transaction.atomic(), connection.cursor() as cursor:
-            if held:
-                cursor.execute(held)  # SET LOCAL: gone with this transaction
-            cursor.execute("EXPLAIN (ANALYZE, FORMAT TEXT) " + sql)
-            plan = [row[0] for row in cursor.fetchall()]
-        for line in plan:
-            removed = re.search(r"Rows Removed by (?:Filter|Join Filter|Index Recheck): (\d+)", line)
-            if removed and int(removed.group(1)) > WASTE_ROWS:
-                found.append(f"{int(removed.group(1)):>12,} rows thrown away: {sql[:160]}")
-                break
-    return found
-
-
-def explain_all(client: Client, url: str, title: str) -> list[str]:
-    """Every query the page sends, each with its EXPLAIN (ANALYZE, BUFFERS) under the plan
-    settings it ran with, as markdown: the whole of a page's reads (docs/performance-plans-*.md)."""
-    client.get(url)
-    with CaptureQueriesContext(connection) as captured:
-        client.get(url)
-    lines, held = [f"## {title}: `{url}`", ""], None
+    held = None
     for query in captured.captured_queries:
         sql = query["sql"]
         if "set_config('enable_" in sql:
@@ -946,8 +916,32 @@ def explain_all(client: Client, url: str, title: str) -> list[str]:
         with transaction.atomic(), connection.cursor() as cursor:
             if held:
                 cursor.execute(held)
-            cursor.execute("EXPLAIN (ANALYZE, BUFFERS) " + sql)
-            plan = [row[0] for row in cursor.fetchall()]
+            cursor.execute(f"EXPLAIN ({explain}) " + sql)
+            yield sql, held, [row[0] for row in cursor.fetchall()]
+
+
+def walks(client: Client, url: str) -> list[str]:
+    """Every query of the page whose plan throws away more than WASTE_ROWS rows in one node
+    (Rows Removed by Filter, by Join Filter, by Index Recheck): a primary key walked past
+    another tenant's rows, an index that cannot give the order, a filter the index misses.
+    PostgreSQL only; the planner's choice shows at size, never in a test's few rows."""
+    import re
+
+    found = []
+    for sql, _, plan in replayed(client, url, "ANALYZE, FORMAT TEXT"):
+        for line in plan:
+            removed = re.search(r"Rows Removed by (?:Filter|Join Filter|Index Recheck): (\d+)", line)
+            if removed and int(removed.group(1)) > WASTE_ROWS:
+                found.append(f"{int(removed.group(1)):>12,} rows thrown away: {sql[:160]}")
+                break
+    return found
+
+
+def explain_all(client: Client, url: str, title: str) -> list[str]:
+    """Every query the page sends with its EXPLAIN (ANALYZE, BUFFERS), as markdown: the whole of
+    a page's reads (docs/performance-plans-*.md)."""
+    lines = [f"## {title}: `{url}`", ""]
+    for sql, held, plan in replayed(client, url, "ANALYZE, BUFFERS"):
         lines += ["```sql", sql, "```", *([f"(held: `{held}`)"] if held else []), "```", *plan, "```", ""]
     return lines
 
