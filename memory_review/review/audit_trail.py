@@ -107,6 +107,11 @@ class TrailFilters(forms.Form):
 # A subject shared by 1,500 memories changed long ago ("zircon plan") was past the old bound of
 # 1,000: its trail walked every move with a subject probe each (360,755 moves, 2.9 s).
 FEW_SUBJECTS = 2000
+# A subject whose rarest word this share of the tenant's sampled subjects holds is taken for many without
+# counting: the text index's bitmap of "loyalty" (750,000 memories of a tenant) cost 205 ms to
+# learn that. Wrong for a tenant that holds few of them, the page is still right, and bounded:
+# the walk reads up to WALK_MOST moves a page and says how far it looked.
+COMMON_SHARE = 0.2
 
 
 def _subjects(
@@ -114,13 +119,17 @@ def _subjects(
 ) -> tuple[QuerySet, Q, bool]:
     """The condition for moves of the memories (or candidates) whose subject holds `text`, and
     whether the matches were few. Few: their ids, from the tenant's text index (memories/search.py,
-    `fenced`: never an index walked past misses). Many: each move's subject is read as the trail
+    `fenced`: never an index walked past misses). Many, or a subject the tenant's sample calls common
+    (COMMON_SHARE, not counted): each move's subject is read as the trail
     is, one primary-key probe a move, in bounded windows (trail_page); as `IN (subquery)` or
     EXISTS, PostgreSQL hashed every match first (100,000 memories, 170-250 ms at 200,000)."""
-    matching = search.fenced(
-        rows.filter(search.contains("subject", text, tenant_id=tenant_id)), FEW_SUBJECTS + 1
-    )
-    if len(matching) <= FEW_SUBJECTS:
+    if kind == "memory" and search.common("subject", text, tenant_id=tenant_id, at_least=COMMON_SHARE):
+        matching = None  # many: the trail's walk finds them, bounded, however many there are
+    else:
+        matching = search.fenced(
+            rows.filter(search.contains("subject", text, tenant_id=tenant_id)), FEW_SUBJECTS + 1
+        )
+    if matching is not None and len(matching) <= FEW_SUBJECTS:
         return transitions, Q(**{f"{kind}_id__in": matching}), True
     subject = Subquery(rows.model.objects.filter(pk=OuterRef(f"{kind}_id")).values("subject")[:1])
     return (

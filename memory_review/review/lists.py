@@ -27,7 +27,7 @@ from memory_review.workflow import assignment
 from memory_review.workflow.models import Claim
 
 from . import explain, words
-from .paging import Page, encode, keyset_page, searched_page
+from .paging import Page, encode, first_matches, keyset_page, searched_page
 
 PAGE_SIZE = 50
 
@@ -247,6 +247,19 @@ def searched(filters: _Filters) -> bool:
     return filters.is_valid() and bool(filters.cleaned_data.get("q"))
 
 
+# A search whose rarest word this share of the tenant's sampled subjects or contents holds is counted
+# along the list first (size_of): 1,000 matches lie within paging.COUNT_WALK rows.
+COMMON_SHARE = 0.1
+
+
+def common_search(filters: _Filters) -> bool:
+    text, tenant_id = filters.cleaned_data["q"], filters.tenant.pk
+    return any(
+        search.common(column, text, tenant_id=tenant_id, at_least=COMMON_SHARE)
+        for column in ("subject", "content")
+    )
+
+
 def by_status_only(filters: _Filters) -> bool:
     """Whether the filters narrow the list by status at most, so the writers' counts by status
     (MemoryTally) answer its size without counting rows."""
@@ -283,15 +296,28 @@ class Size:
     ids: tuple[int, ...] | None = None
 
 
-def size_of(memories: QuerySet, filters: _Filters, *, counts: dict[str, int] | None = None) -> Size:
+def size_of(
+    memories: QuerySet,
+    filters: _Filters,
+    *,
+    counts: dict[str, int] | None = None,
+    unsearched: QuerySet | None = None,
+) -> Size:
     """From `counts` (the memories of `memories`' base by status) when the filters narrow by
-    status at most; else counted, up to counted_up_to(), with their statuses, in one query."""
+    status at most; else counted, up to counted_up_to(), with their statuses, in one query. A
+    search whose words the tenant's sample calls common is counted first among the list's first rows
+    in order (`unsearched`: the list without its text; paging.first_matches)."""
     if counts is not None and by_status_only(filters):
         held = statuses_in(filters, counts)
         return Size(sum(counts.get(status, 0) for status in held), False, frozenset(held))
     most = counted_up_to()
     if searched(filters):  # from the text index, never an index walked past misses
-        found = fenced(memories, most + 1, also=("status",))
+        found = None
+        if unsearched is not None and common_search(filters):
+            found, whole = first_matches(memories, unsearched, filters.ordering, most + 1, also=("status",))
+            found = found if whole or len(found) > most else None
+        if found is None:
+            found = fenced(memories, most + 1, also=("status",))
     else:
         found = list(memories.order_by().values_list("pk", "status")[: most + 1])
     statuses = frozenset(status for _, status in found)
@@ -314,14 +340,14 @@ def listing(
     now = timezone.now()
     memories = filtered(base, filters, user=user, now=now)
     if searched(filters):
-        counted = size_of(memories, filters, counts=counts)
+        unsearched = filtered(base, filters, user=user, now=now, text=False)
+        counted = size_of(memories, filters, counts=counts, unsearched=unsearched)
         if counted.ids is not None:  # every match known: the page is read among them by key
             page = keyset_page(
                 shown_fields(base.filter(pk__in=counted.ids)), filters.ordering, size=size, after=after,
                 before=before,
             )  # fmt: skip
         else:
-            unsearched = filtered(base, filters, user=user, now=now, text=False)
             page = searched_page(
                 shown_fields(memories), unsearched, filters.ordering, size=size, after=after, before=before
             )

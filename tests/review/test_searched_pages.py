@@ -9,6 +9,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
+from memory_review.memories import search
 from memory_review.memories.models import Memory
 from memory_review.review import lists, paging
 from tests.factories import make_memory
@@ -115,6 +116,8 @@ def test_a_search_past_its_walk_asks_a_bounded_number_of_queries(acme, lead, bur
     monkeypatch.setattr(paging, "WALK", 5)
     filters = lists.MemoryFilters({"q": "invoice"}, tenant=acme)
     assert filters.is_valid()
+    for column in ("subject", "content"):  # drawn once every ten minutes a process, not a page
+        search.sample(column, acme.pk)
 
     with CaptureQueriesContext(connection) as asked:
         listing = lists.listing(
@@ -122,6 +125,8 @@ def test_a_search_past_its_walk_asks_a_bounded_number_of_queries(acme, lead, bur
         )
 
     assert listing.rows == [] and listing.page.looked_past == 5 and listing.page.next_cursor
-    # the count, the stretch walked, its matches; nothing more however far the matches lie
+    # the count (from the text index; or, for a word the sample calls common, along the list's
+    # first rows: their edge and their matches), the stretch walked, its matches; nothing more
+    # however far the matches lie
     searching = [q["sql"] for q in asked.captured_queries if "memories_memory" in q["sql"].split("WHERE")[0]]
-    assert len(searching) <= 3, searching
+    assert len(searching) <= 4, searching
