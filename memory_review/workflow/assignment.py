@@ -15,14 +15,13 @@ from django.db import transaction
 from django.db.models import Count, Exists, F, Min, OuterRef, Q, QuerySet
 from django.utils import timezone
 
-from memory_review.audit.models import Transition
 from memory_review.lifecycle import Actor, LifecycleError
 from memory_review.memories import search
 from memory_review.memories.models import Memory, MemoryStatus
 from memory_review.tenancy.models import Membership, Tenant
 from memory_review.tenancy.names import display_name
 
-from .flow import DECIDED
+from .flow import day_of
 from .models import Assignment, AssignmentRule, ReviewTarget
 
 
@@ -183,7 +182,8 @@ class Pace:
     user_id: int
     last_hour: int  # decisions in the last hour
     today: int
-    per_hour: float | None  # today's decisions over the hours since their first today
+    more: bool  # more than `today`: a day's moves are read up to a bound (flow.DAY_READ_MOST)
+    per_hour: float | None  # today's decisions over the hours since their first today (among those read)
     waiting: int | None  # items assigned to them, waiting (None while counted)
     oldest: datetime | None  # when the oldest of those entered review
 
@@ -192,34 +192,20 @@ def team(tenant: Tenant, *, waiting: dict | None, now=None) -> list[Pace]:
     """Each reviewer's pace and, from `waiting` (user id -> waiting_by_reviewer()'s count and
     oldest; None while it is counted), what waits for them, in name order."""
     now = now or timezone.now()
-    start = timezone.localtime(now).replace(hour=0, minute=0, second=0, microsecond=0)
     people = reviewers(tenant)
-    # Each reviewer's range of the (tenant, actor, created_at) index: "any person" read the
-    # tenant's whole trail in that index for today's rows (100 ms at 3,000,000 moves).
-    actors = [str(Actor.user(membership.user)) for membership in people]
-    decided = (
-        Transition.objects.for_tenant(tenant)
-        .filter(action__in=DECIDED, memory__isnull=False, created_at__gte=start, actor__in=actors)
-        .values("actor")
-        .annotate(
-            n=Count("pk"),
-            first=Min("created_at"),
-            last_hour=Count("pk", filter=Q(created_at__gte=now - timedelta(hours=1))),
-        )
-    )
-    by_actor = {row["actor"]: row for row in decided}
     out = []
-    for membership in people:
+    for membership in people:  # a bounded read each (flow.day_of), not the day's every move
         user = membership.user
-        row = by_actor.get(str(Actor.user(user)), {})
-        hours = max((now - row["first"]).total_seconds() / 3600, 1.0) if row else None
+        day = day_of(tenant, str(Actor.user(user)), now=now)
+        hours = max((now - day.first_today).total_seconds() / 3600, 1.0) if day.first_today else None
         out.append(
             Pace(
                 name=display_name(user),
                 user_id=user.pk,
-                last_hour=row.get("last_hour", 0),
-                today=row.get("n", 0),
-                per_hour=round(row["n"] / hours, 1) if row else None,
+                last_hour=day.last_hour,
+                today=day.decided,
+                more=day.more,
+                per_hour=round(day.decided / hours, 1) if hours else None,
                 waiting=waiting.get(user.pk, (0, None))[0] if waiting is not None else None,
                 oldest=waiting.get(user.pk, (0, None))[1] if waiting is not None else None,
             )  # fmt: skip

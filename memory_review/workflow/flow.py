@@ -13,7 +13,7 @@ from the moment the item appears, so a key it lets through always passes here: t
 renders before the browser shows, and hears the key after it is pressed."""
 
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.core import signing
@@ -200,27 +200,70 @@ class Progress:
     left: int
     more_left: bool  # more than `left`: a filtered queue is counted up to a bound
     per_hour: float | None  # the reviewer's pace over the last hour they worked
+    more_done: bool = False  # more than `done_today`: a day's moves are read up to a bound
+
+
+# A person's moves of one day read at most, newest first; past it their day's count says "more
+# than". A lead's bulk approval of 250,000 memories in an afternoon was read whole by the flow's
+# progress line and by the team page, on every request (136 ms at 2,000,000 memories a tenant).
+DAY_READ_MOST = 5_000
+
+
+@dataclass(frozen=True)
+class Day:
+    """A person's decisions on memories today and in the last hour, among their newest
+    DAY_READ_MOST moves since midnight (or the hour before, if longer)."""
+
+    decided: int
+    undone: int  # reopened
+    last_hour: int
+    first_in_hour: datetime | None  # their first decision in the last hour
+    first_today: datetime | None  # their first decision today among those read
+    more: bool  # more moves than were read
+
+
+def day_of(tenant: Tenant, actor: str, *, now) -> Day:
+    """One query along the trail's (tenant, actor, created_at) index, newest first, bounded."""
+    start = timezone.localtime(now).replace(hour=0, minute=0, second=0, microsecond=0)
+    hour_ago = now - timedelta(hours=1)
+    moves = (
+        Transition.objects.for_tenant(tenant)
+        .filter(actor=actor, memory__isnull=False, created_at__gte=min(start, hour_ago))
+        .order_by("-created_at")[:DAY_READ_MOST]
+    )
+    decided = Q(action__in=DECIDED)
+    counted = moves.aggregate(
+        read=Count("pk"),
+        today=Count("pk", filter=decided & Q(created_at__gte=start)),
+        undone=Count("pk", filter=Q(action="reopen", created_at__gte=start)),
+        last_hour=Count("pk", filter=decided & Q(created_at__gte=hour_ago)),
+        first_in_hour=Min("created_at", filter=decided & Q(created_at__gte=hour_ago)),
+        first_today=Min("created_at", filter=decided & Q(created_at__gte=start)),
+    )
+    return Day(
+        decided=counted["today"],
+        undone=counted["undone"],
+        last_hour=counted["last_hour"],
+        first_in_hour=counted["first_in_hour"],
+        first_today=counted["first_today"],
+        more=counted["read"] >= DAY_READ_MOST,
+    )
 
 
 def progress(tenant: Tenant, *, user, left: int, more_left: bool = False, now=None) -> Progress:
-    """Counted in the database, from the trail's (tenant, actor, created_at) index: a reviewer
-    fifty thousand decisions into a busy day costs what one a minute in does (their times were
-    read into Python, 50,001 of them, 267 ms)."""
+    """Counted in the database, from the trail's (tenant, actor, created_at) index, up to
+    DAY_READ_MOST moves: a reviewer fifty thousand decisions into a busy day costs what one a
+    minute in does (their times were read into Python, 50,001 of them, 267 ms)."""
     now = now or timezone.now()
-    start = timezone.localtime(now).replace(hour=0, minute=0, second=0, microsecond=0)
-    hour_ago = now - timedelta(hours=1)
-    by_me = Transition.objects.for_tenant(tenant).filter(
-        actor=str(Actor.user(user)), memory__isnull=False, created_at__gte=min(start, hour_ago)
-    )
-    counted = by_me.aggregate(
-        today=Count("pk", filter=Q(action__in=DECIDED, created_at__gte=start)),
-        undone=Count("pk", filter=Q(action="reopen", created_at__gte=start)),
-        last_hour=Count("pk", filter=Q(action__in=DECIDED, created_at__gte=hour_ago)),
-        first=Min("created_at", filter=Q(action__in=DECIDED, created_at__gte=hour_ago)),
-    )
-    done = counted["today"] - counted["undone"]
+    day = day_of(tenant, str(Actor.user(user)), now=now)
     per_hour = None
-    if counted["last_hour"] >= 2:
-        span = max((now - counted["first"]).total_seconds(), 60.0)
-        per_hour = round(counted["last_hour"] * 3600 / span)
-    return Progress(done_today=done, left=left, more_left=more_left, per_hour=per_hour)
+    if day.last_hour >= 2:
+        span = max((now - day.first_in_hour).total_seconds(), 60.0)
+        per_hour = round(day.last_hour * 3600 / span)
+    return Progress(
+        done_today=day.decided - day.undone,
+        left=left,
+        more_left=more_left,
+        per_hour=per_hour,
+        more_done=day.more,
+    )

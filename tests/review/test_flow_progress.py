@@ -78,3 +78,32 @@ def test_the_flow_says_more_than_when_a_filtered_queue_is_past_its_count(
 
     assert "more than 2</strong> left" in filtered
     assert "4</strong> left" in whole and "more than" not in whole.split("left", 1)[0]
+
+
+def test_a_day_past_the_bound_says_more_than_on_the_flow_and_the_team_page(
+    client, acme, policy, lead, monkeypatch
+):
+    from memory_review.workflow import assignment
+
+    monkeypatch.setattr(flow, "DAY_READ_MOST", 5)
+    start = timezone.now().replace(hour=10, minute=0, second=0, microsecond=0)
+    items = [flagged(acme, policy, still_true=0.5, subject=f"item {k}") for k in range(8)]
+    with time_machine.travel(start + timedelta(minutes=5), tick=False):
+        decided(items[:3], lead)
+    with time_machine.travel(start + timedelta(minutes=20), tick=False):
+        decided(items[3:], lead)
+        shown = flow.progress(acme, user=lead, left=0, now=start + timedelta(minutes=30))
+        pace = next(p for p in assignment.team(acme, waiting=None) if p.user_id == lead.pk)
+        client.force_login(lead)
+        flow_page = client.get("/t/acme/review/flow/").content.decode()
+        team_page = client.get("/t/acme/review/team/").content.decode()
+
+    # the newest five of eight read: "more than 5", never a count that stops silently
+    assert (shown.done_today, shown.more_done) == (5, True)
+    assert (pace.today, pace.more) == (5, True)
+    assert "more than 5</strong> done today" in flow_page
+    assert ">more than 5<" in team_page
+
+    monkeypatch.setattr(flow, "DAY_READ_MOST", 50)
+    whole = flow.progress(acme, user=lead, left=0, now=start + timedelta(minutes=30))
+    assert (whole.done_today, whole.more_done) == (8, False)
