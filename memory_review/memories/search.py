@@ -92,7 +92,9 @@ def contains(column: str, text: str, *, tenant_id: int) -> Q:
         return Q(tenant_id=tenant_id) & Q(**{f"{column}__textcontains": text})
     word = narrowest(column, text, tenant_id=tenant_id)
     pattern = f"{tenant_id}|%{connection.ops.prep_for_like_query(word)}%"
-    found = Q(tenant_id=tenant_id) & Q(_Like(TenantText(column), pattern))
+    # The pattern holds the tenant: '1|%' matches no row of tenant 11. No `tenant_id = ` beside
+    # it, which the planner ANDed with the tenant's whole index (2,000,000 entries, 38 ms).
+    found = Q(_Like(TenantText(column), pattern))
     # UPPER(col) LIKE UPPER('%text%'): no index holds that expression, so it is checked on the
     # rows the word's trigrams found, never read from an index itself.
     return found if word == text else found & Q(**{f"{column}__icontains": text})

@@ -107,11 +107,12 @@ class TrailFilters(forms.Form):
 # A subject shared by 1,500 memories changed long ago ("zircon plan") was past the old bound of
 # 1,000: its trail walked every move with a subject probe each (360,755 moves, 2.9 s).
 FEW_SUBJECTS = 2000
-# A subject whose rarest word this share of the tenant's sampled subjects holds is taken for many without
-# counting: the text index's bitmap of "loyalty" (750,000 memories of a tenant) cost 205 ms to
-# learn that. Wrong for a tenant that holds few of them, the page is still right, and bounded:
-# the walk reads up to WALK_MOST moves a page and says how far it looked.
-COMMON_SHARE = 0.2
+# A subject whose rarest word this share of the tenant's sampled subjects holds is taken for
+# many without counting: the text index's bitmap of "loyalty" (750,000 memories of a tenant)
+# cost 205 ms to learn that, of "warranty" (111,111) 70 ms. Wrong for a tenant that holds few of
+# them, the page is still right, and bounded: the walk reads up to WALK_MOST moves a page and
+# says how far it looked.
+COMMON_SHARE = 0.05
 
 
 def _subjects(
