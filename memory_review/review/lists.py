@@ -249,7 +249,7 @@ def searched(filters: _Filters) -> bool:
 
 # A search whose rarest word this share of the tenant's sampled subjects or contents holds is counted
 # along the list first (size_of): 1,000 matches lie within paging.COUNT_WALK rows.
-COMMON_SHARE = 0.1
+COMMON_SHARE = 0.15
 
 
 def common_search(filters: _Filters) -> bool:
