@@ -107,6 +107,7 @@ def contains(column: str, text: str, *, tenant_id: int) -> Q:
 SAMPLE_SECONDS = 600
 SAMPLE_ROWS = 2000
 _SAMPLES: dict[tuple[str, int], tuple[float, list[str]]] = {}
+_TABLE = "memories_memory"
 
 
 def sample(column: str, tenant_id: int) -> list[str]:
@@ -134,9 +135,6 @@ def sample(column: str, tenant_id: int) -> list[str]:
         values = [value for (value,) in cursor.fetchall()]
     _SAMPLES[(column, tenant_id)] = (now, values)
     return values
-
-
-_TABLE = "memories_memory"
 
 
 def share(column: str, word: str, *, tenant_id: int) -> float | None:

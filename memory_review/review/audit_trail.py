@@ -120,10 +120,10 @@ def _subjects(
 ) -> tuple[QuerySet, Q, bool]:
     """The condition for moves of the memories (or candidates) whose subject holds `text`, and
     whether the matches were few. Few: their ids, from the tenant's text index (memories/search.py,
-    `fenced`: never an index walked past misses). Many, or a subject the tenant's sample calls common
-    (COMMON_SHARE, not counted): each move's subject is read as the trail
-    is, one primary-key probe a move, in bounded windows (trail_page); as `IN (subquery)` or
-    EXISTS, PostgreSQL hashed every match first (100,000 memories, 170-250 ms at 200,000)."""
+    `fenced`: never an index walked past misses). Many, or a subject the tenant's sample calls
+    common (COMMON_SHARE; not counted): each move's subject is read as the trail is, one
+    primary-key probe a move, in bounded windows (trail_page); as `IN (subquery)` or EXISTS,
+    PostgreSQL hashed every match first (100,000 memories, 170-250 ms at 200,000)."""
     if kind == "memory" and search.common("subject", text, tenant_id=tenant_id, at_least=COMMON_SHARE):
         matching = None  # many: the trail's walk finds them, bounded, however many there are
     else:

@@ -247,8 +247,8 @@ def searched(filters: _Filters) -> bool:
     return filters.is_valid() and bool(filters.cleaned_data.get("q"))
 
 
-# A search whose rarest word this share of the tenant's sampled subjects or contents holds is counted
-# along the list first (size_of): 1,000 matches lie within paging.COUNT_WALK rows.
+# A search whose rarest word this share of the tenant's sampled subjects or contents holds is
+# counted along the list first (size_of): 1,000 matches lie within paging.COUNT_WALK rows.
 COMMON_SHARE = 0.15
 
 
@@ -305,8 +305,8 @@ def size_of(
 ) -> Size:
     """From `counts` (the memories of `memories`' base by status) when the filters narrow by
     status at most; else counted, up to counted_up_to(), with their statuses, in one query. A
-    search whose words the tenant's sample calls common is counted first among the list's first rows
-    in order (`unsearched`: the list without its text; paging.first_matches)."""
+    search whose words the tenant's sample calls common is counted first among the list's first
+    and last rows in order (`unsearched`: the list without its text; paging.first_matches)."""
     if counts is not None and by_status_only(filters):
         held = statuses_in(filters, counts)
         return Size(sum(counts.get(status, 0) for status in held), False, frozenset(held))
