@@ -233,7 +233,7 @@ def first_matches(
 ) -> tuple[list, bool]:
     """Up to `most` of `matching` (a list filtered by text; `unsearched` the same without it),
     (pk, *also) each, found among the list's first COUNT_WALK rows in its order, then, short of
-    `most`, among its last, each stretch read along the order's index with the text checked on
+    `most`, among its last too, each stretch read along the order's index with the text checked on
     each (search.in_order); and whether the first stretch was all the list holds. For a word the
     tenant's sample calls common: half the memories hold "loyalty", so 2,000 rows hold a thousand
     matches, where the text index's bitmap of its 1,000,000 cost 220 ms before its first row
@@ -241,21 +241,18 @@ def first_matches(
     about something else. Bounded either way: a tenant holding none reads 2 x COUNT_WALK rows."""
     from memory_review.memories.search import in_order
 
-    columns = _columns(ordering)
-    names = [column for column, _ in columns]
-    found: list = []
+    names = [column for column, _ in _columns(ordering)]
+    found: dict = {}  # by key: the two stretches overlap in a list shorter than both
     for order in (ordering, _reversed(ordering)):
         last = list(unsearched.order_by(*order).values_list(*names)[COUNT_WALK - 1 : COUNT_WALK])
         stretch = _up_to(_columns(order), list(last[0]), backwards=False) if last else Q()
-        found = [
-            tuple(row)
-            for row in in_order(matching.filter(stretch).order_by(*order).values_list("pk", *also)[:most])
-        ]
+        for row in in_order(matching.filter(stretch).order_by(*order).values_list("pk", *also)[:most]):
+            found.setdefault(row[0], tuple(row))
         if not last:
-            return found, True
+            return list(found.values()), True
         if len(found) >= most:
             break
-    return found, False
+    return list(found.values())[:most], False
 
 
 def page_among(

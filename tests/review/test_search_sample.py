@@ -9,7 +9,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from memory_review.audit.models import Transition
-from memory_review.memories import search
+from memory_review.memories import search, tallies
 from memory_review.memories.models import Memory
 from memory_review.review import audit_trail, lists, paging
 from tests.factories import flagged, make_memory
@@ -77,7 +77,7 @@ def _size(tenant, text):
     base = Memory.objects.for_tenant(tenant)
     memories = lists.filtered(base, filters, user=None)
     unsearched = lists.filtered(base, filters, user=None, text=False)
-    return lists.size_of(memories, filters, unsearched=unsearched)
+    return lists.size_of(memories, filters, unsearched=unsearched, counts=tallies.counts(tenant))
 
 
 @postgres_only
@@ -86,6 +86,7 @@ def _size(tenant, text):
     [
         ("everywhere", True),  # found among the first rows
         ("oldest", True),  # the newest are a burst of others: found among the last rows
+        ("both_ends", True),  # neither end holds enough alone; both together do
         ("middle", False),  # at neither end: counted from the text index, exactly
     ],
 )
@@ -95,8 +96,11 @@ def test_a_common_word_is_counted_along_the_list_first_and_the_count_is_right(
     monkeypatch.setattr(lists, "COUNTED_UP_TO", 10)
     settings.REVIEW_BULK_MAX = 10
     monkeypatch.setattr(paging, "COUNT_WALK", 20)
+    monkeypatch.setattr(lists, "WALK_WORTH", 5)  # ninety memories: as if a busy tenant's
     for i in range(90):
-        holds = {"everywhere": i % 2, "oldest": i < 30, "middle": 40 <= i < 48}[where]
+        holds = {"everywhere": i % 2, "oldest": i < 30, "middle": 40 <= i < 48, "both_ends": i < 6 or i > 83}[
+            where
+        ]
         make_memory(acme, subject=f"loyalty {i}" if holds else f"delivery {i}")
     monkeypatch.setattr(lists, "COMMON_SHARE", 0.05)  # the middle's eight in ninety count as common too
 
@@ -136,3 +140,20 @@ def test_the_trail_by_a_common_subject_is_walked_not_counted_and_is_a_plain_filt
         reverse=True,
     )  # fmt: skip
     assert seen == wanted and len(wanted) >= 12
+
+
+@postgres_only
+def test_a_common_word_in_a_short_list_is_counted_from_the_text_index(acme, lead, monkeypatch, settings):
+    """Walking the list's two ends costs more than a small bitmap: only a list whose matches by
+    the sample's share reach WALK_WORTH is walked."""
+    monkeypatch.setattr(lists, "COUNTED_UP_TO", 10)
+    settings.REVIEW_BULK_MAX = 10
+    monkeypatch.setattr(paging, "COUNT_WALK", 20)
+    for i in range(90):
+        make_memory(acme, subject=f"loyalty {i}" if i % 2 else f"delivery {i}")
+
+    with CaptureQueriesContext(connection) as queries:
+        size = _size(acme, "loyalty")
+
+    assert not [q["sql"] for q in queries.captured_queries if "OFFSET 19" in q["sql"]]
+    assert size.more
