@@ -170,8 +170,13 @@ def common(column: str, text: str, *, tenant_id: int, at_least: float) -> bool:
     """Whether the tenant's sample says every word of `text` is common in `column`: at least
     `at_least` of the sampled values hold its rarest word. A hint for choosing how to count, as
     the planner's own estimate is, never taken for the count."""
-    found = share(column, narrowest(column, text, tenant_id=tenant_id), tenant_id=tenant_id)
+    found = text_share(column, text, tenant_id=tenant_id)
     return found is not None and found >= at_least
+
+
+def text_share(column: str, text: str, *, tenant_id: int) -> float | None:
+    """The share of the tenant's sampled `column` values that hold the rarest word of `text`."""
+    return share(column, narrowest(column, text, tenant_id=tenant_id), tenant_id=tenant_id)
 
 
 def _held(plans: tuple[str, ...]) -> tuple[str, str]:

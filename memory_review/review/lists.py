@@ -261,7 +261,7 @@ def common_search(filters: _Filters, *, rows: int) -> bool:
     """Whether a search of a list of `rows` memories is common enough to count along the list."""
     text, tenant_id = filters.cleaned_data["q"], filters.tenant.pk
     for column in ("subject", "content"):
-        share = search.share(column, search.narrowest(column, text, tenant_id=tenant_id), tenant_id=tenant_id)
+        share = search.text_share(column, text, tenant_id=tenant_id)
         if share is not None and share >= COMMON_SHARE and share * rows >= WALK_WORTH:
             return True
     return False
