@@ -248,8 +248,10 @@ def searched(filters: _Filters) -> bool:
 
 
 # A search whose rarest word this share of the tenant's sampled subjects or contents holds is
-# counted along the list first (size_of): 1,000 matches lie within paging.COUNT_WALK rows...
-COMMON_SHARE = 0.15
+# counted along the list first (size_of): the list's two ends (paging.COUNT_WALK rows each, 16,000)
+# then hold some 640 matches, more than a bulk action takes (500), so the list says "more than
+# 600" without its text index's bitmap; a share of a seventh finds the thousand it counts to...
+COMMON_SHARE = 0.04
 # ... when the list holds this many matches by that share: below it, the text index's bitmap
 # costs less than walking the list's two ends (8,000 rows each, 12-14 ms). The queue's "loyalty"
 # at 200,000 memories a tenant (some 11,000 by the share): the bitmap 7 ms, walking both ends 26
@@ -324,6 +326,11 @@ def size_of(
         held = sum(counts.get(status, 0) for status in statuses_in(filters, counts)) if counts else 0
         if unsearched is not None and common_search(filters, rows=held):
             found, whole = first_matches(memories, unsearched, filters.ordering, most + 1, also=("status",))
+            if not whole and settings.REVIEW_BULK_MAX < len(found) <= most:
+                # Too many for a bulk action, found along the list's two ends: "more than" what
+                # they hold, where the text index's bitmap of every match (100,000 for "invoice"
+                # at 2,000,000 memories, 40 ms a column) would count the rest to a thousand.
+                return Size(_fewer_than(len(found)), True, frozenset(status for _, status in found))
             found = found if whole or len(found) > most else None
         if found is None:
             found = fenced(memories, most + 1, also=("status",))
@@ -333,6 +340,12 @@ def size_of(
     if len(found) > most:
         return Size(most, True, statuses)
     return Size(len(found), False, statuses, ids=tuple(pk for pk, _ in found))
+
+
+def _fewer_than(found: int) -> int:
+    """A round number below `found` (more than 800 where 812 were found), never below the most a
+    bulk action takes: "more than" it must stay true, and past the bulk action's reach."""
+    return max(settings.REVIEW_BULK_MAX, (found - 1) // 100 * 100)
 
 
 def listing(

@@ -193,14 +193,13 @@ def searched_page(
         else Q()
     )
     names = [column for column, _ in columns]
-    # The stretch's last row (an index-only read of WALK entries); none when fewer are left.
-    last = list(unsearched.filter(bound).order_by(*order).values_list(*names)[WALK - 1 : WALK])
-    stretch = bound & _up_to(columns, list(last[0]), backwards=bool(before)) if last else bound
+    last, stretch = _stretch(unsearched.filter(bound), order, WALK)
+    stretch &= bound
     rows = in_order(matching.filter(stretch).order_by(*order)[: size + 1])
     more = len(rows) > size
     rows = rows[:size]
     short = not more and bool(last)  # the stretch read without filling the page
-    edge = encode(SimpleNamespace(**dict(zip(names, last[0], strict=True))), ordering) if short else None
+    edge = encode(SimpleNamespace(**dict(zip(names, last, strict=True))), ordering) if short else None
     if before:
         rows = rows[::-1]
         return Page(
@@ -241,11 +240,9 @@ def first_matches(
     about something else. Bounded either way: a tenant holding none reads 2 x COUNT_WALK rows."""
     from memory_review.memories.search import in_order
 
-    names = [column for column, _ in _columns(ordering)]
     found: dict = {}  # by key: the two stretches overlap in a list shorter than both
     for order in (ordering, _reversed(ordering)):
-        last = list(unsearched.order_by(*order).values_list(*names)[COUNT_WALK - 1 : COUNT_WALK])
-        stretch = _up_to(_columns(order), list(last[0]), backwards=False) if last else Q()
+        last, stretch = _stretch(unsearched, order, COUNT_WALK)
         for row in in_order(matching.filter(stretch).order_by(*order).values_list("pk", *also)[:most]):
             found.setdefault(row[0], tuple(row))
         if not last:
@@ -291,6 +288,17 @@ def page_among(
         next_cursor=encode(page[-1], ordering) if page and (more_after or before) else None,
         prev_cursor=encode(page[0], ordering) if page and (after or more_before) else None,
     )
+
+
+def _stretch(rows: QuerySet, order: tuple[str, ...], length: int):
+    """The `length`-th of `rows` in `order` (its order columns' values; an index-only read of
+    that many entries) and the condition that holds `rows` to the stretch up to it, it included;
+    (None, Q()) when fewer are left: the stretch is the rest."""
+    columns = _columns(order)
+    last = list(rows.order_by(*order).values_list(*(column for column, _ in columns))[length - 1 : length])
+    if not last:
+        return None, Q()
+    return list(last[0]), _up_to(columns, list(last[0]), backwards=False)
 
 
 def _up_to(columns: list[tuple[str, bool]], values: list, *, backwards: bool) -> Q:

@@ -115,6 +115,33 @@ def test_a_common_word_is_counted_along_the_list_first_and_the_count_is_right(
 
 
 @postgres_only
+def test_a_common_word_found_past_the_bulk_limit_at_the_two_ends_says_more_than_without_the_index(
+    acme, lead, monkeypatch, settings
+):
+    """The two ends hold 20 matches: past a bulk action's 10, short of the 30 the list counts to.
+    The list says "more than 10" (true: 45 match) and never reads the text index's bitmap."""
+    monkeypatch.setattr(lists, "COUNTED_UP_TO", 30)
+    settings.REVIEW_BULK_MAX = 10
+    monkeypatch.setattr(paging, "COUNT_WALK", 20)
+    monkeypatch.setattr(lists, "WALK_WORTH", 5)
+    for i in range(90):
+        make_memory(acme, subject=f"loyalty {i}" if i % 2 else f"delivery {i}")
+
+    with CaptureQueriesContext(connection) as queries:
+        size = _size(acme, "loyalty")
+
+    assert (size.n, size.more, size.ids) == (10, True, None)
+    assert Memory.objects.for_tenant(acme).filter(subject__icontains="loyalty").count() == 45
+    fenced = [q["sql"] for q in queries.captured_queries if "'enable_indexscan', 'off'" in q["sql"]]
+    assert not fenced, "the text index was read for a count the two ends settled"
+
+
+def test_more_than_is_a_round_number_below_what_was_found(settings):
+    settings.REVIEW_BULK_MAX = 500
+    assert [lists._fewer_than(n) for n in (501, 800, 801, 812, 1000)] == [500, 700, 800, 800, 900]
+
+
+@postgres_only
 def test_the_trail_by_a_common_subject_is_walked_not_counted_and_is_a_plain_filter(acme, policy, monkeypatch):
     monkeypatch.setattr(audit_trail, "TRAIL_PAGE", 4)
     monkeypatch.setattr(audit_trail, "FIRST_WINDOW", 3)
