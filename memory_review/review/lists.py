@@ -249,8 +249,8 @@ def searched(filters: _Filters) -> bool:
 
 # A search whose rarest word this share of the tenant's sampled subjects or contents holds is
 # counted along the list first (size_of): the list's two ends (paging.COUNT_WALK rows each, 16,000)
-# then hold some 640 matches, more than a bulk action takes (500), so the list says "more than
-# 600" without its text index's bitmap; a share of a seventh finds the thousand it counts to...
+# then hold some 640 matches, and the list says "more than 600" without its text index's bitmaps;
+# a share of a seventh finds there the thousand a list counts to...
 COMMON_SHARE = 0.04
 # ... when the list holds this many matches by that share: below it, the text index's bitmap
 # costs less than walking the list's two ends (8,000 rows each, 12-14 ms). The queue's "loyalty"
@@ -325,11 +325,14 @@ def size_of(
         found = None
         held = sum(counts.get(status, 0) for status in statuses_in(filters, counts)) if counts else 0
         if unsearched is not None and common_search(filters, rows=held):
-            found, whole = first_matches(memories, unsearched, filters.ordering, most + 1, also=("status",))
-            if not whole and settings.REVIEW_BULK_MAX < len(found) <= most:
-                # Too many for a bulk action, found along the list's two ends: "more than" what
-                # they hold, where the text index's bitmap of every match (100,000 for "invoice"
-                # at 2,000,000 memories, 40 ms a column) would count the rest to a thousand.
+            found, whole = first_matches(
+                memories, unsearched, filters.ordering, most + 1, enough=LOWER_BOUND + 1, also=("status",)
+            )
+            if not whole and LOWER_BOUND < len(found) <= most:
+                # Many, found along the list's two ends: the list says "more than" what they
+                # hold, where the text index's bitmaps of every match (100,000 for "invoice" at
+                # 2,000,000 memories: subject and content, 46 ms each) would count on to 1,000.
+                # A bulk action's preview counts its set exactly before anything moves.
                 return Size(_fewer_than(len(found)), True, frozenset(status for _, status in found))
             found = found if whole or len(found) > most else None
         if found is None:
@@ -342,10 +345,15 @@ def size_of(
     return Size(len(found), False, statuses, ids=tuple(pk for pk, _ in found))
 
 
+# The matches a common word's walk along the list's two ends must find for the list to say "more
+# than" (a round number below them) rather than count on: fewer, and the sample's hint was wrong
+# for this list (a word common in the tenant, not in its queue), so the text index counts exactly.
+LOWER_BOUND = 100
+
+
 def _fewer_than(found: int) -> int:
-    """A round number below `found` (more than 800 where 812 were found), never below the most a
-    bulk action takes: "more than" it must stay true, and past the bulk action's reach."""
-    return max(settings.REVIEW_BULK_MAX, (found - 1) // 100 * 100)
+    """A round number below `found`: more than 800 where 812 were found, 100 where 150."""
+    return (found - 1) // 100 * 100 if found > 100 else found - 1
 
 
 def listing(

@@ -228,12 +228,14 @@ def first_matches(
     ordering: tuple[str, ...],
     most: int,
     *,
+    enough: int | None = None,
     also: tuple[str, ...] = (),
 ) -> tuple[list, bool]:
     """Up to `most` of `matching` (a list filtered by text; `unsearched` the same without it),
     (pk, *also) each, found among the list's first COUNT_WALK rows in its order, then, short of
-    `most`, among its last too, each stretch read along the order's index with the text checked on
-    each (search.in_order); and whether the first stretch was all the list holds. For a word the
+    `most` (or of `enough`, if given), among its last too, each stretch read along the order's
+    index with the text checked on each (search.in_order); and whether the first stretch was all
+    the list holds. For a word the
     tenant's sample calls common: half the memories hold "loyalty", so 2,000 rows hold a thousand
     matches, where the text index's bitmap of its 1,000,000 cost 220 ms before its first row
     (2,000,000 memories a tenant); the last rows too, for a tenant whose newest are a busy day
@@ -247,7 +249,7 @@ def first_matches(
             found.setdefault(row[0], tuple(row))
         if not last:
             return list(found.values()), True
-        if len(found) >= most:
+        if len(found) >= min(most, enough or most):
             break
     return list(found.values())[:most], False
 

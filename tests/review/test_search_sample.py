@@ -53,6 +53,8 @@ def test_the_index_is_asked_for_the_rare_word_and_the_whole_phrase_is_checked(ac
     assert search.narrowest("subject", "billing 0000044 for cust-4", tenant_id=acme.pk) == "0000044"
     # Every word of the phrase in the sample: the phrase's trigrams together narrow more.
     assert search.narrowest("subject", "billing for", tenant_id=acme.pk) == "billing for"
+    # A short word, absent from the sample, is still too short to narrow alone (one trigram).
+    assert search.narrowest("subject", "billing 9z9", tenant_id=acme.pk) == "billing 9z9"
     sql = str(
         Memory.objects.filter(
             search.contains("subject", "billing 0000044 for cust-4", tenant_id=acme.pk)
@@ -115,12 +117,13 @@ def test_a_common_word_is_counted_along_the_list_first_and_the_count_is_right(
 
 
 @postgres_only
-def test_a_common_word_found_past_the_bulk_limit_at_the_two_ends_says_more_than_without_the_index(
+def test_a_common_word_found_at_the_two_ends_says_more_than_without_the_index(
     acme, lead, monkeypatch, settings
 ):
-    """The two ends hold 20 matches: past a bulk action's 10, short of the 30 the list counts to.
-    The list says "more than 10" (true: 45 match) and never reads the text index's bitmap."""
+    """The two ends hold 20 matches, short of the 30 the list counts to. The list says "more than
+    19" (true: 45 match) and never reads the text index's bitmap."""
     monkeypatch.setattr(lists, "COUNTED_UP_TO", 30)
+    monkeypatch.setattr(lists, "LOWER_BOUND", 10)
     settings.REVIEW_BULK_MAX = 10
     monkeypatch.setattr(paging, "COUNT_WALK", 20)
     monkeypatch.setattr(lists, "WALK_WORTH", 5)
@@ -130,15 +133,22 @@ def test_a_common_word_found_past_the_bulk_limit_at_the_two_ends_says_more_than_
     with CaptureQueriesContext(connection) as queries:
         size = _size(acme, "loyalty")
 
-    assert (size.n, size.more, size.ids) == (10, True, None)
+    assert (size.n, size.more, size.ids) == (19, True, None)
     assert Memory.objects.for_tenant(acme).filter(subject__icontains="loyalty").count() == 45
     fenced = [q["sql"] for q in queries.captured_queries if "'enable_indexscan', 'off'" in q["sql"]]
     assert not fenced, "the text index was read for a count the two ends settled"
 
 
-def test_more_than_is_a_round_number_below_what_was_found(settings):
-    settings.REVIEW_BULK_MAX = 500
-    assert [lists._fewer_than(n) for n in (501, 800, 801, 812, 1000)] == [500, 700, 800, 800, 900]
+def test_more_than_is_a_round_number_below_what_was_found():
+    assert [lists._fewer_than(n) for n in (11, 101, 150, 501, 800, 801, 812)] == [
+        10,
+        100,
+        100,
+        500,
+        700,
+        800,
+        800,
+    ]
 
 
 @postgres_only
@@ -184,3 +194,28 @@ def test_a_common_word_in_a_short_list_is_counted_from_the_text_index(acme, lead
 
     assert not [q["sql"] for q in queries.captured_queries if "OFFSET 19" in q["sql"]]
     assert size.more
+
+
+@postgres_only
+def test_the_list_says_more_than_and_its_bulk_form_leaves_the_exact_count_to_the_preview(
+    client, acme, lead, monkeypatch, settings
+):
+    """A lower bound under the bulk limit may still be a set a bulk action takes: the form is
+    offered ("more than 19"), and the preview counts the set exactly and refuses it (45 > 30)."""
+    monkeypatch.setattr(lists, "COUNTED_UP_TO", 30)
+    monkeypatch.setattr(lists, "LOWER_BOUND", 10)
+    monkeypatch.setattr(paging, "COUNT_WALK", 20)
+    monkeypatch.setattr(lists, "WALK_WORTH", 5)
+    settings.REVIEW_BULK_MAX = 30
+    for i in range(90):
+        make_memory(acme, subject=f"loyalty {i}" if i % 2 else f"delivery {i}")
+    client.force_login(lead)
+
+    page = client.get("/t/acme/memories/", {"q": "loyalty"}).content.decode()
+    assert '<strong id="list-total">more than 19</strong>' in page
+    assert "Act on all more than 19 memories" in page and "data-bulk-too-many" not in page
+
+    preview = client.post(
+        "/t/acme/bulk/", {"list_name": "memories", "q": "loyalty", "action": "freeze", "reason": "x"}
+    )
+    assert preview.status_code == 400 and "45 memories match" in preview.content.decode()
