@@ -53,7 +53,7 @@ def test_the_index_is_asked_for_the_rare_word_and_the_whole_phrase_is_checked(ac
     assert search.narrowest("subject", "billing 0000044 for cust-4", tenant_id=acme.pk) == "0000044"
     # Every word of the phrase in the sample: the phrase's trigrams together narrow more.
     assert search.narrowest("subject", "billing for", tenant_id=acme.pk) == "billing for"
-    # A short word, absent from the sample, is still too short to narrow alone (one trigram).
+    # A word of three characters, absent from the sample, is too short to narrow alone (one trigram).
     assert search.narrowest("subject", "billing 9z9", tenant_id=acme.pk) == "billing 9z9"
     sql = str(
         Memory.objects.filter(
