@@ -248,9 +248,10 @@ def searched(filters: _Filters) -> bool:
 
 
 # A search whose rarest word this share of the tenant's sampled subjects or contents holds is
-# counted along the list first (size_of): the list's two ends (paging.COUNT_WALK rows each, 16,000)
-# then hold some 640 matches, and the list says "more than 600" without its text index's bitmaps;
-# a share of a seventh finds there the thousand a list counts to...
+# counted along the list first (size_of): the list's first paging.COUNT_WALK rows (then its last,
+# for a tenant whose newest are a busy day about something else) hold some 320 matches, and the
+# list says "more than 300" without its text index's bitmaps; a share of an eighth finds there
+# the thousand a list counts to...
 COMMON_SHARE = 0.04
 # ... when the list holds this many matches by that share: below it, the text index's bitmap
 # costs less than walking the list's two ends (8,000 rows each, 12-14 ms). The queue's "loyalty"

@@ -235,11 +235,11 @@ def first_matches(
     (pk, *also) each, found among the list's first COUNT_WALK rows in its order, then, short of
     `most` (or of `enough`, if given), among its last too, each stretch read along the order's
     index with the text checked on each (search.in_order); and whether the first stretch was all
-    the list holds. For a word the
-    tenant's sample calls common: half the memories hold "loyalty", so 2,000 rows hold a thousand
-    matches, where the text index's bitmap of its 1,000,000 cost 220 ms before its first row
-    (2,000,000 memories a tenant); the last rows too, for a tenant whose newest are a busy day
-    about something else. Bounded either way: a tenant holding none reads 2 x COUNT_WALK rows."""
+    the list holds. For a word the tenant's sample calls common: half the memories hold
+    "loyalty", so 2,000 rows hold a thousand matches, where the text index's bitmap of its
+    1,000,000 cost 220 ms before its first row (2,000,000 memories a tenant); the last rows too,
+    for a tenant whose newest are a busy day about something else. Bounded either way: a tenant
+    holding none reads 2 x COUNT_WALK rows."""
     from memory_review.memories.search import in_order
 
     found: dict = {}  # by key: the two stretches overlap in a list shorter than both
