@@ -59,6 +59,7 @@ def schema() -> dict:
             (m, "validation")
             for m in (
                 schemas.EventIn,
+                schemas.EventBatchIn,
                 schemas.MemoryIn,
                 schemas.CandidateIn,
                 schemas.ReceiptsIn,
@@ -81,6 +82,14 @@ def schema() -> dict:
                 "Record an event and queue its invalidation assessment (202 with the assessment id, its API "
                 "URL and the URL of its page for people).",
                 "EventIn",
+                "202",
+            ),
+            "/api/v1/t/{slug}/events/batch": _post(
+                f"Record up to {schemas.EVENTS_A_BATCH} events in one transaction and queue each one's "
+                "assessment (202 with, for each in order, what POST events answers). Every event is "
+                "checked first: a 400 names the problem by its place (`events.3.text`) and records none. "
+                "Each event counts as one call against the token's rate.",
+                "EventBatchIn",
                 "202",
             ),
             "/api/v1/t/{slug}/memories": {

@@ -125,6 +125,19 @@ class EventIn(Strict):
     )
 
 
+# The most events one POST to events/batch carries: a batch is one transaction, and its events are
+# charged to the token's rate one by one.
+EVENTS_A_BATCH = 100
+
+
+class EventBatchIn(Strict):
+    events: list[EventIn] = Field(
+        min_length=1,
+        max_length=EVENTS_A_BATCH,
+        description=f"Up to {EVENTS_A_BATCH} events, each as POST events takes it; all are recorded or none.",
+    )
+
+
 class MemoryIn(Strict):
     content: Text = Field(description="The memory, verbatim; it is never rewritten.")
     kind: Kind

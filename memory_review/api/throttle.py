@@ -12,9 +12,10 @@ from django.core.cache import cache
 log = logging.getLogger(__name__)
 
 
-def wait_seconds(token_prefix: str) -> int | None:
-    """None when the call may go ahead; otherwise how long the caller should wait. Counted by the
-    token's public prefix (random and unique), not its row id, which a re-created database reuses."""
+def wait_seconds(token_prefix: str, *, calls: int = 1) -> int | None:
+    """None when `calls` more may go ahead; otherwise how long the caller should wait. Counted by
+    the token's public prefix (random and unique), not its row id, which a re-created database
+    reuses. A batch of events is charged one call an event."""
     limit = settings.API_RATE_PER_MINUTE
     if limit <= 0:
         return None
@@ -23,9 +24,9 @@ def wait_seconds(token_prefix: str) -> int | None:
     key = f"api-rate:{token_prefix}:{minute}"
     try:
         cache.add(key, 0, timeout=90)
-        count = cache.incr(key)
+        count = cache.incr(key, calls)
     except ValueError:  # the key expired between add and incr: this is the minute's first call
-        count = 1
+        count = calls
     except Exception:  # the cache is down: do not refuse agents for it, but say so
         log.warning("API rate limit not applied: the cache is unreachable", exc_info=True)
         return None

@@ -5,6 +5,7 @@ from . import views
 urlpatterns = [
     path("openapi.json", views.openapi, name="api-openapi"),
     path("t/<slug:slug>/events", views.events, name="api-events"),
+    path("t/<slug:slug>/events/batch", views.events_batch, name="api-events-batch"),
     path("t/<slug:slug>/memories", views.memories, name="api-memories"),
     path("t/<slug:slug>/changes", views.changes, name="api-changes"),
     path("t/<slug:slug>/receipts", views.receipts, name="api-receipts"),

@@ -51,6 +51,14 @@ def unauthorized() -> JsonResponse:
     return response
 
 
+def rate_limited(wait: int) -> JsonResponse:
+    response = JsonResponse(
+        {"error": f"rate limit: {settings.API_RATE_PER_MINUTE} requests a minute per token"}, status=429
+    )
+    response["Retry-After"] = str(wait)
+    return response
+
+
 def api_view(view):
     """Authenticate the bearer token and resolve the tenant in the URL (404 if not the token's)."""
 
@@ -69,12 +77,7 @@ def api_view(view):
             return not_found()
         wait = throttle.wait_seconds(token.prefix)
         if wait is not None:
-            response = JsonResponse(
-                {"error": f"rate limit: {settings.API_RATE_PER_MINUTE} requests a minute per token"},
-                status=429,
-            )
-            response["Retry-After"] = str(wait)
-            return response
+            return rate_limited(wait)
         set_tenant(token.tenant_id)  # cleared by RequestContextMiddleware
         if not seals.unchanged(ApiToken, token.pk, obj=token):
             # A hash planted around the application, or a revocation undone: one indexed read.
@@ -157,22 +160,47 @@ def _event(tenant, pk: int) -> SourceEvent:
 @api_view
 def events(request: HttpRequest, tenant):
     body = parse(request, schemas.EventIn)
-    batch = _checked_receipts(tenant, body.receipts, "receipts")
+    used = _checked_receipts(tenant, body.receipts, "receipts")
     with transaction.atomic():
-        if batch:
-            receipt_log.record(tenant, batch)
-        event = intake.record_event(tenant=tenant, body=body)
-        assessment = observe_event(event=event, remember_successor=body.remember_successor)
-    return JsonResponse(
-        {
-            "event_id": event.pk,
-            "assessment_id": assessment.pk,
-            "state": assessment.state,
-            "assessment_url": f"/api/v1/t/{tenant.slug}/assessments/{assessment.pk}",
-            "page_url": reverse("assessment-detail", args=[tenant.slug, assessment.pk]),
-        },
-        status=202,
-    )
+        observed = _observe(tenant, body, used)
+    return JsonResponse(observed, status=202)
+
+
+@require_POST
+@api_view
+def events_batch(request: HttpRequest, tenant):
+    """Many events in one POST, one transaction: every event is checked first (a problem is named
+    by its place, `events.3.text`) and none is recorded unless all are; each is charged to the
+    token's rate."""
+    body = parse(request, schemas.EventBatchIn)
+    wait = throttle.wait_seconds(request.api_token.prefix, calls=len(body.events) - 1)
+    if wait is not None:
+        return rate_limited(wait)
+    used = [
+        _checked_receipts(tenant, event.receipts, f"events.{n}.receipts")
+        for n, event in enumerate(body.events)
+    ]
+    with transaction.atomic():
+        observed = [
+            _observe(tenant, event, receipts) for event, receipts in zip(body.events, used, strict=True)
+        ]
+    return JsonResponse({"events": observed}, status=202)
+
+
+def _observe(tenant, body: schemas.EventIn, used: list[receipt_log.Used]) -> dict:
+    """Record the event (and the receipts that came with it) and queue its assessment; what the
+    agent is told of it. In the caller's transaction."""
+    if used:
+        receipt_log.record(tenant, used)
+    event = intake.record_event(tenant=tenant, body=body)
+    assessment = observe_event(event=event, remember_successor=body.remember_successor)
+    return {
+        "event_id": event.pk,
+        "assessment_id": assessment.pk,
+        "state": assessment.state,
+        "assessment_url": f"/api/v1/t/{tenant.slug}/assessments/{assessment.pk}",
+        "page_url": reverse("assessment-detail", args=[tenant.slug, assessment.pk]),
+    }
 
 
 @require_http_methods(["GET", "POST"])

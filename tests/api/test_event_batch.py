@@ -1,0 +1,152 @@
+"""Many events in one POST (issue 30, item 3): each checked and named by its place, all recorded
+in one transaction or none, each charged to the token's rate."""
+
+import json
+import time
+
+import pytest
+from django.test import override_settings
+
+from memory_review.agents.models import Receipt
+from memory_review.api import schemas
+from memory_review.assessments.models import Assessment
+from memory_review.memories.models import SourceEvent
+from memory_review.tenancy.tokens import token_create
+from tests.factories import make_memory
+
+pytestmark = pytest.mark.django_db
+
+BATCH = "/api/v1/t/acme/events/batch"
+
+
+@pytest.fixture
+def token(acme, policy):
+    return token_create(tenant=acme, name="fleet-bot")[1]
+
+
+def post(client, token, body):
+    return client.post(
+        BATCH, data=json.dumps(body), content_type="application/json", HTTP_AUTHORIZATION=f"Bearer {token}"
+    )
+
+
+def events(n: int) -> list[dict]:
+    return [{"text": f"Customer {i} moved to the annual plan.", "source": "chat"} for i in range(n)]
+
+
+def written() -> tuple[int, int, int]:
+    return SourceEvent.objects.count(), Assessment.objects.count(), Receipt.objects.count()
+
+
+def test_a_batch_records_every_event_in_order_and_queues_each_assessment(client, token, acme):
+    body = events(3)
+    body[1]["scope"] = {"user_id": "cust-1"}
+
+    response = post(client, token, {"events": body})
+
+    assert response.status_code == 202
+    answers = response.json()["events"]
+    assert [SourceEvent.objects.get(pk=a["event_id"]).text for a in answers] == [e["text"] for e in body]
+    assert SourceEvent.objects.get(pk=answers[1]["event_id"]).user_id == "cust-1"
+    for answer in answers:
+        assessment = Assessment.objects.get(pk=answer["assessment_id"])
+        assert (assessment.state, assessment.event_id, answer["state"]) == (
+            "queued",
+            answer["event_id"],
+            "queued",
+        )
+        assert answer["assessment_url"] == f"/api/v1/t/acme/assessments/{assessment.pk}"
+
+
+@pytest.mark.parametrize(
+    "change, field",
+    [
+        (lambda body: body[1].pop("source"), "events.1.source"),
+        (lambda body: body[2].update(text=""), "events.2.text"),
+        (lambda body: body[0].update(colour="red"), "events.0.colour"),
+        (lambda body: body[1].update(occurred_at="2026-11-29T10:00:00"), "events.1.occurred_at"),
+    ],
+)
+def test_one_bad_event_is_named_by_its_place_and_none_is_recorded(client, token, acme, change, field):
+    body = events(3)
+    change(body)
+    before = written()
+
+    response = post(client, token, {"events": body})
+
+    assert response.status_code == 400
+    assert field in response.json()["fields"], response.json()
+    assert written() == before
+
+
+@pytest.mark.parametrize("n", [0, schemas.EVENTS_A_BATCH + 1])
+def test_an_empty_batch_or_one_past_the_limit_is_refused(client, token, n):
+    response = post(client, token, {"events": events(n)})
+
+    assert response.status_code == 400 and "events" in response.json()["fields"]
+    assert SourceEvent.objects.count() == 0
+
+
+def test_a_receipt_naming_a_version_the_memory_does_not_hold_names_its_event_and_records_nothing(
+    client, token, acme
+):
+    memory = make_memory(acme, subject="plan")
+    body = events(2)
+    used = {
+        "response_id": "r-1",
+        "used_at": "2026-12-04T10:00:00Z",
+        "memories": [{"id": memory.pk, "version": 1}],
+    }
+    body[0]["receipts"] = [used]
+    body[1]["receipts"] = [{**used, "response_id": "r-2", "memories": [{"id": memory.pk, "version": 7}]}]
+    before = written()
+
+    response = post(client, token, {"events": body})
+
+    assert response.status_code == 400
+    assert response.json()["fields"] == {
+        "events.1.receipts.0.memories.0.version": f"memory {memory.pk} holds content version 1, not 7"
+    }
+    assert written() == before
+
+
+def test_the_receipts_of_each_event_are_recorded_with_it(client, token, acme):
+    memory = make_memory(acme, subject="plan")
+    body = events(2)
+    body[1]["receipts"] = [
+        {
+            "response_id": "r-9",
+            "used_at": "2026-12-04T10:00:00Z",
+            "memories": [{"id": memory.pk, "version": 1}],
+        }
+    ]
+
+    assert post(client, token, {"events": body}).status_code == 202
+    assert list(Receipt.objects.values_list("response_id", "memory_id")) == [("r-9", memory.pk)]
+
+
+@override_settings(API_RATE_PER_MINUTE=3)
+def test_each_event_of_a_batch_is_charged_to_the_rate_and_a_batch_over_it_records_nothing(
+    client, token, acme
+):
+    left = 60 - time.time() % 60  # the count is per clock minute: start early in one
+    if left < 15:
+        time.sleep(left + 0.05)
+
+    refused = post(client, token, {"events": events(4)})
+
+    assert refused.status_code == 429 and 1 <= int(refused["Retry-After"]) <= 60
+    assert SourceEvent.objects.count() == 0
+    other = token_create(tenant=acme, name="other-bot")[1]
+    assert post(client, other, {"events": events(3)}).status_code == 202
+    assert post(client, other, {"events": events(1)}).status_code == 429  # its three are spent
+    assert SourceEvent.objects.count() == 3
+
+
+def test_the_batch_is_in_the_openapi_document(client):
+    paths = client.get("/api/v1/openapi.json").json()["paths"]
+
+    assert "/api/v1/t/{slug}/events/batch" in paths
+    assert paths["/api/v1/t/{slug}/events/batch"]["post"]["requestBody"]["content"]["application/json"][
+        "schema"
+    ] == {"$ref": "#/components/schemas/EventBatchIn"}
