@@ -17,6 +17,7 @@ column, any case), and each database answers it from an index where it has one:
 * SQLite: the LIKE alone, a plain scan; fine for a development database, not for millions.
 """
 
+import random
 import re
 import time
 
@@ -106,14 +107,17 @@ def contains(column: str, text: str, *, tenant_id: int) -> Q:
 # where its rarest word alone, "0000044", cost 1.6 ms (38 pages) for the same one match.
 SAMPLE_SECONDS = 600
 SAMPLE_ROWS = 2000
+# The most memories a tenant's sample is drawn from by their keys (sample): its keys read whole.
+KEYED_MOST = 200_000
 _SAMPLES: dict[tuple[str, int], tuple[float, list[str]]] = {}
 _TABLE = "memories_memory"
 
 
 def sample(column: str, tenant_id: int) -> list[str]:
     """About SAMPLE_ROWS of the tenant's memories' `column`, upper-cased, drawn from pages spread
-    over the table (TABLESAMPLE SYSTEM: a few hundred pages read, not the tenant's rows), read
-    once every SAMPLE_SECONDS a process; none but on PostgreSQL. A tenant's own: a word that a
+    over the table (TABLESAMPLE SYSTEM: a few hundred pages read, not the tenant's rows), or, for
+    a tenant those pages would hold too few of, from its keys; read once every SAMPLE_SECONDS a
+    process; none but on PostgreSQL. A tenant's own: a word that a
     busy day made common in one tenant is not common in the next (the table's statistics said
     "relocation" was in 12% of subjects, of a tenant holding none)."""
     if connection.vendor != "postgresql":
@@ -122,16 +126,29 @@ def sample(column: str, tenant_id: int) -> list[str]:
     kept = _SAMPLES.get((column, tenant_id))
     if kept is not None and now - kept[0] < SAMPLE_SECONDS:
         return kept[1]
-    table = connection.ops.quote_name(_TABLE)
+    table, text = connection.ops.quote_name(_TABLE), f"UPPER({connection.ops.quote_name(column)}::text)"
     with connection.cursor() as cursor:
         cursor.execute(f"SELECT greatest(reltuples, 1) FROM pg_class WHERE oid = '{_TABLE}'::regclass")
         (rows,) = cursor.fetchone()
-        percent = min(100.0, 100.0 * SAMPLE_ROWS / rows)
         cursor.execute(
-            f"SELECT UPPER({connection.ops.quote_name(column)}::text) FROM {table}"
-            f" TABLESAMPLE SYSTEM ({percent:.6f}) WHERE tenant_id = %s LIMIT %s",
-            [tenant_id, 5 * SAMPLE_ROWS],
+            "SELECT coalesce(sum(n), 0)::bigint FROM memories_memorytally WHERE tenant_id = %s", [tenant_id]
         )
+        (held,) = cursor.fetchone()
+        percent = min(100.0, 100.0 * SAMPLE_ROWS / rows)
+        if held * percent / 100 < SAMPLE_ROWS / 4 and held <= KEYED_MOST:
+            # A small tenant in a large table: the table's pages would hold a handful of its rows
+            # (a tenant of 10,000 among 4,000,000: five). Its keys instead (the tenant's index
+            # alone), SAMPLE_ROWS of them at random, read by key: a sample as good as any tenant's.
+            cursor.execute(f"SELECT id FROM {table} WHERE tenant_id = %s", [tenant_id])
+            keys = [key for (key,) in cursor.fetchall()]
+            chosen = random.sample(keys, min(len(keys), SAMPLE_ROWS))
+            cursor.execute(f"SELECT {text} FROM {table} WHERE id = ANY(%s)", [chosen])
+        else:
+            cursor.execute(
+                f"SELECT {text} FROM {table} TABLESAMPLE SYSTEM ({percent:.6f})"
+                " WHERE tenant_id = %s LIMIT %s",
+                [tenant_id, 5 * SAMPLE_ROWS],
+            )
         values = [value for (value,) in cursor.fetchall()]
     _SAMPLES[(column, tenant_id)] = (now, values)
     return values

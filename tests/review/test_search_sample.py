@@ -73,6 +73,24 @@ def test_a_word_is_common_in_the_tenant_that_holds_it_not_in_the_next(acme, glob
     assert not search.common("subject", "relocation", tenant_id=acme.pk, at_least=0.6)
 
 
+@postgres_only
+def test_a_small_tenant_in_a_large_table_is_sampled_by_its_keys(acme, globex, monkeypatch):
+    """The table's pages hold about 4.7% of its rows at SAMPLE_ROWS 20: globex's thirty would
+    give one or two; drawn by its keys it gets the twenty, every one its own."""
+    monkeypatch.setattr(search, "SAMPLE_ROWS", 20)
+    for i in range(400):
+        make_memory(acme, subject=f"delivery {i}")
+    for i in range(30):
+        make_memory(globex, subject=f"loyalty {i}")
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE memories_memory")
+
+    small = search.sample("subject", globex.pk)
+
+    assert len(small) == 20 and all(value.startswith("LOYALTY") for value in small)
+    assert all(value.startswith("DELIVERY") for value in search.sample("subject", acme.pk))
+
+
 def _size(tenant, text):
     filters = lists.MemoryFilters({"q": text}, tenant=tenant)
     assert filters.is_valid()
