@@ -38,7 +38,8 @@ HTMX = {"HTTP_HX_REQUEST": "true"}
 # Django's admin, for staff). A page added to the URLconf fails here until someone decides.
 LABELER_SEES = {
     "home": 302, "tenant-home": 200, "login": 200, "logout": 405, "healthz": 200, "readyz": 200,
-    "metrics": 403, "api-openapi": 200, "api-events": 405, "api-memories": 401, "api-candidates": 405,
+    "metrics": 403, "api-openapi": 200, "api-events": 405, "api-events-batch": 405, "api-memories": 401,
+    "api-candidates": 405,
     "api-assessment": 401, "api-changes": 401, "api-receipts": 405, "api-webhooks": 401, "api-webhook": 401,
     "api-webhook-redeliver": 405,
     "review-queue": 403, "review-changes": 403, "memory-list": 403, "bulk-preview": 405, "bulk-apply": 405,
