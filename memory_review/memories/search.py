@@ -58,47 +58,87 @@ class TextContains(Lookup):
         return f"(CONTAINS({lhs_sql}, %s) > 0 AND {like_sql})", [*lhs_params, query, *like_params]
 
 
-class TenantText(Func):
-    """`(tenant_id)::text || '|' || UPPER((column)::text)`: what a tenant's text indexes hold on
-    PostgreSQL (migration memories/0013). A trigram index of UPPER(column) alone answers every
-    tenant's matches, and the planner, which cannot know that a word is common in one tenant and
-    absent from another, read them all and threw the others away (a busy day's 50,000 memories
-    of another tenant, 100 ms, for none of this one's); with the tenant leading the text, a search
-    anchored on it reads this tenant's matches only."""
+# The tenant's text keys (migration memories/0015): each trigram pg_trgm finds in the text,
+# prefixed with the tenant ("7:loc"), so that a GIN index of them holds one posting list a
+# tenant a trigram. With the tenant only leading the text (memories/0013), its trigrams were
+# shared: "relocation", written 500,000 times in one tenant's busy day, cost a search in a tenant
+# holding none 67 ms at 2,000,000 memories a tenant, the index walking the other tenant's
+# matches to learn that none was this tenant's; with keys of its own, 0.03 ms.
+TEXT_KEYS = "memory_text_keys"
+# The keys a row holding `body` anywhere must hold: the trigrams of `body` that do not reach past
+# its two ends (where the row's text may go on: "invoice" inside "invoices" has no "ce "),
+# found as those also in `body` wrapped in two different letters. Those padded at an end are
+# gone from one wrapping or the other, also when pg_trgm hashes a trigram of non-ASCII letters
+# ("  é" shows as 0xc23c9d, its space no longer to be seen).
+TEXT_PROBE = "memory_text_probe"
 
-    arg_joiner = ")::text || '|' || UPPER(("
-    template = "((%(expressions)s)::text))"
+
+def text_functions_sql(schema: str) -> list[str]:
+    """The statements that define the two functions, pg_trgm's `show_trgm` named by its schema
+    (`schema`) so an index expression never depends on a search_path."""
+    trigrams = f"{schema}.show_trgm"
+    return [
+        f"""CREATE OR REPLACE FUNCTION {TEXT_KEYS}(tenant bigint, body text) RETURNS text[]
+        LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+        AS $$ SELECT ARRAY(SELECT tenant::text || ':' || g FROM unnest({trigrams}(body)) AS g) $$""",
+        f"""CREATE OR REPLACE FUNCTION {TEXT_PROBE}(tenant bigint, body text) RETURNS text[]
+        LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+        AS $$ SELECT ARRAY(SELECT tenant::text || ':' || g FROM (
+            SELECT unnest({trigrams}(body))
+            INTERSECT SELECT unnest({trigrams}('q' || body || 'q'))
+            INTERSECT SELECT unnest({trigrams}('z' || body || 'z'))) AS found(g) ORDER BY g) $$""",
+    ]
+
+
+class TextKeys(Func):
+    """`memory_text_keys(tenant_id, (column)::text)`: what a tenant's text indexes hold on
+    PostgreSQL (memories/0015), written as the indexes are so the planner knows them."""
+
+    function = TEXT_KEYS
+    arg_joiner = ", ("
+    template = "%(function)s(%(expressions)s)::text)"
     output_field = TextField()
 
     def __init__(self, column: str):
         super().__init__(F("tenant_id"), F(column))
 
 
-class _Like(Lookup):
-    lookup_name = "like_upper"
+class _Holds(Lookup):
+    """`keys @> ARRAY[...]`: the row's text keys hold every one asked for."""
+
+    lookup_name = "holds_keys"
+    prepare_rhs = False  # a list of keys, not a text
 
     def as_sql(self, compiler, connection):
         lhs, lhs_params = self.process_lhs(compiler, connection)
-        rhs, rhs_params = self.process_rhs(compiler, connection)
-        return f"{lhs} LIKE UPPER({rhs})", [*lhs_params, *rhs_params]
+        return f"{lhs} @> %s::text[]", [*lhs_params, list(self.rhs)]
+
+
+def probe(text: str, *, tenant_id: int) -> list[str]:
+    """The tenant's text keys a row holding `text` must hold (TEXT_PROBE); none for text with no
+    run of three letters or digits, which no trigram narrows ("ab", "t-4")."""
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT {TEXT_PROBE}(%s, %s)", [tenant_id, text])
+        (keys,) = cursor.fetchone()
+    return keys
 
 
 def contains(column: str, text: str, *, tenant_id: int) -> Q:
     """The rows of `tenant_id` whose `column` holds `text`, any case, as `textcontains` says: on
-    PostgreSQL through the tenant's own text index (TenantText), anchored on the tenant so its
-    trigrams narrow to it, and asked for the text's rarest word only (`narrowest`), the whole
-    text checked on each row it finds; elsewhere `textcontains` (Oracle Text's CONTEXT index is
-    filtered by tenant itself: sql/oracle/030_indexes.sql)."""
+    PostgreSQL through the tenant's own text keys (TextKeys), asked for the keys of the text's
+    rarest word only (`narrowest`), the whole text checked on each row they find; elsewhere
+    `textcontains` (Oracle Text's CONTEXT index is filtered by tenant itself:
+    sql/oracle/030_indexes.sql)."""
     if connection.vendor != "postgresql":
         return Q(tenant_id=tenant_id) & Q(**{f"{column}__textcontains": text})
-    word = narrowest(column, text, tenant_id=tenant_id)
-    pattern = f"{tenant_id}|%{connection.ops.prep_for_like_query(word)}%"
-    # The pattern holds the tenant: '1|%' matches no row of tenant 11. No `tenant_id = ` beside
-    # it, which the planner ANDed with the tenant's whole index (2,000,000 entries, 38 ms).
-    found = Q(_Like(TenantText(column), pattern))
-    # UPPER(col) LIKE UPPER('%text%'): no index holds that expression, so it is checked on the
-    # rows the word's trigrams found, never read from an index itself.
-    return found if word == text else found & Q(**{f"{column}__icontains": text})
+    # UPPER(col) LIKE UPPER('%text%'), on each row the keys found: they say a row may match.
+    exact = Q(**{f"{column}__icontains": text})
+    keys = probe(narrowest(column, text, tenant_id=tenant_id), tenant_id=tenant_id)
+    if not keys:
+        return Q(tenant_id=tenant_id) & exact  # the tenant's rows read, as any short text must
+    # The keys hold the tenant: "1:loc" is no key of tenant 11. No `tenant_id = ` beside them,
+    # which the planner ANDed with the tenant's whole index (2,000,000 entries, 38 ms).
+    return Q(_Holds(TextKeys(column), keys)) & exact
 
 
 # A trigram GIN index reads every trigram's posting list in full, and a bitmap of all of them is
@@ -249,11 +289,12 @@ CharField.register_lookup(TextContains)
 TextField.register_lookup(TextContains)
 
 
-def trigram_indexes(*indexes: tuple[str, ...], tenant: bool = False):
+def trigram_indexes(*indexes: tuple[str, ...], tenant: bool = False, keys: bool = False):
     """Migration operations for (index name, table, column[, where]): a trigram GIN index on
-    UPPER(column) (with `tenant`, on TenantText's expression: the tenant leading the text), of the
-    rows `where` holds if given (a partial index), built CONCURRENTLY so a large table keeps
-    taking writes meanwhile (the migration must be non-atomic). PostgreSQL only; Oracle's are in
+    UPPER(column) (with `tenant`, on `tenant_id || '|' || UPPER(column)`, memories/0013; with
+    `keys`, on the tenant's text keys, TextKeys, defining their functions first), of the rows
+    `where` holds if given (a partial index), built CONCURRENTLY so a large table keeps taking
+    writes meanwhile (the migration must be non-atomic). PostgreSQL only; Oracle's are in
     sql/oracle/030_indexes.sql."""
     from django.db import migrations
 
@@ -262,15 +303,21 @@ def trigram_indexes(*indexes: tuple[str, ...], tenant: bool = False):
             return
         with schema_editor.connection.cursor() as cursor:
             cursor.execute("CREATE EXTENSION IF NOT EXISTS pg_trgm")
+            if keys:
+                schema = "SELECT extnamespace::regnamespace::text FROM pg_extension WHERE extname = 'pg_trgm'"
+                cursor.execute(schema)
+                for statement in text_functions_sql(cursor.fetchone()[0]):
+                    cursor.execute(statement)
             for name, table, column, *where in indexes:
-                text = (
-                    f"""((("tenant_id")::text || '|' || UPPER(("{column}")::text)))"""
-                    if tenant
-                    else f'UPPER("{column}")'
-                )
+                if keys:
+                    text = f'{TEXT_KEYS}("tenant_id", ("{column}")::text)'
+                elif tenant:
+                    text = f"""((("tenant_id")::text || '|' || UPPER(("{column}")::text))) gin_trgm_ops"""
+                else:
+                    text = f'UPPER("{column}") gin_trgm_ops'
                 cursor.execute(
                     f"CREATE INDEX CONCURRENTLY IF NOT EXISTS {name} ON {table} "
-                    f"USING gin ({text} gin_trgm_ops)" + (f" WHERE {where[0]}" if where else "")
+                    f"USING gin ({text})" + (f" WHERE {where[0]}" if where else "")
                 )
 
     def drop(apps, schema_editor):
