@@ -13,7 +13,9 @@ What runs, each in processes of its own, as production runs them:
   limit, 300 requests a minute a token, stays on), posting `POST /api/v1/t/<slug>/events` on a
   schedule: `--rates` events a second, each held for `--step-seconds`, rising until the workers
   fall behind (fewer than 95% of the offered events done within the step, or a queue left
-  behind). Between steps the backlog drains, so each step starts empty.
+  behind). Between steps the backlog drains, so each step starts empty. With `--batch N` each
+  POST carries N events of one tenant (`POST /api/v1/t/<slug>/events/batch`), a batch every N
+  events' time; each event counts against the rate limit as one.
 
 Per step it prints events/s offered, accepted (202) and completed (assessments finished in the
 step), post to done (from the agent sending the POST to the assessment's finished_at) median and
@@ -374,43 +376,63 @@ class Agents:
     """`count` agents, each a thread with its own token and keep-alive connection, posting what
     the schedule hands them; a late agent posts late (the schedule does not wait for it)."""
 
-    def __init__(self, tokens: list[dict[str, str]], events: Events):
+    def __init__(self, tokens: list[dict[str, str]], events: Events, batch: int = 1):
         self.work: queue.Queue = queue.Queue()
         self.results: list[dict] = []
         self.lock = threading.Lock()
-        self.events = events
+        self.events, self.batch = events, batch
         for mine in tokens:
             threading.Thread(target=self._agent, args=(mine,), daemon=True).start()
+
+    def _take(self) -> tuple[str, str, bytes]:
+        """(the tenant, the path, the body): one event, or with --batch a batch of one tenant's."""
+        if self.batch == 1:
+            to, body = self.events.take()
+            return to, f"/api/v1/t/{to}/events", body
+        taken = [self.events.take() for _ in range(self.batch)]
+        to = taken[0][0]
+        events = [json.loads(body) for tenant, body in taken if tenant == to]
+        events += [json.loads(self.events.take()[1]) for _ in range(self.batch - len(events))]
+        return to, f"/api/v1/t/{to}/events/batch", json.dumps({"events": events}).encode()
 
     def _agent(self, tokens: dict[str, str]) -> None:
         conn = http.client.HTTPConnection("127.0.0.1", WEB_PORT, timeout=60)
         while True:
             due = self.work.get()
-            (to, body), sent = self.events.take(), time.time()
+            (to, path, body), sent = self._take(), time.time()
             headers = {"Authorization": f"Bearer {tokens[to]}", "Content-Type": "application/json"}
             answer, code = b"", 0
             for _ in range(2):  # a kept-alive connection the server closed meanwhile: once more, anew
                 try:
-                    conn.request("POST", f"/api/v1/t/{to}/events", body=body, headers=headers)
+                    conn.request("POST", path, body=body, headers=headers)
                     response = conn.getresponse()
                     answer, code = response.read(), response.status
                     break
                 except (OSError, http.client.HTTPException):
                     conn.close()
-            result = {"due": due, "sent": sent, "answered": time.time(), "code": code}
-            if code == 202:
-                result["assessment"] = json.loads(answer)["assessment_id"]
+            at = {"due": due, "sent": sent, "answered": time.time(), "code": code}
+            if code != 202:
+                results = [at] * self.batch
+            elif self.batch == 1:
+                results = [{**at, "assessment": json.loads(answer)["assessment_id"]}]
+            else:
+                results = [{**at, "assessment": e["assessment_id"]} for e in json.loads(answer)["events"]]
             with self.lock:
-                self.results.append(result)
+                self.results.extend(results)
+
+    def expected(self, rate: float, seconds: float) -> int:
+        """The events `offer(rate, seconds)` hands out: whole batches."""
+        return max(1, round(rate * seconds / self.batch)) * self.batch
 
     def offer(self, rate: float, seconds: float) -> tuple[float, float]:
-        """Hand out `rate` events a second for `seconds`; returns (start, end) of the schedule."""
-        start, count = time.time(), max(1, round(rate * seconds))
+        """Hand out `rate` events a second for `seconds` (with --batch, a batch every `batch`
+        events' time); returns (start, end) of the schedule."""
+        start, count, every = time.time(), self.expected(rate, seconds) // self.batch, self.batch / rate
         for k in range(count):
-            due = start + k / rate
+            due = start + k * every
             time.sleep(max(0.0, due - time.time()))
             self.work.put(due)
-        return start, start + count / rate
+        return start, start + count * every
 
     def taken(self) -> list[dict]:
         with self.lock:
@@ -434,7 +456,7 @@ def step(agents: Agents, sampler: Sampler, cpu: Cpu, rate: float, seconds: float
     before = cpu.read()
     start, end = agents.offer(rate, seconds)
     # The agents' last POSTs may still be in flight: give them the web's own timeout to land.
-    expected = max(1, round(rate * seconds))
+    expected = agents.expected(rate, seconds)
     deadline = time.monotonic() + 30
     while len(agents.results) < expected and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -569,7 +591,7 @@ def run_pool(workers: int, rates: list[float], args, agents: Agents, sampler: Sa
         # Warm every pool process (imports, the question sets, a connection), out of the figures.
         agents.offer(workers * 2, 1.0)
         deadline = time.monotonic() + 30
-        while len(agents.results) < workers * 2 and time.monotonic() < deadline:
+        while len(agents.results) < agents.expected(workers * 2, 1.0) and time.monotonic() < deadline:
             time.sleep(0.05)
         warm = [r["assessment"] for r in agents.taken() if "assessment" in r]
         if not wait_done(warm, 120):
@@ -691,7 +713,7 @@ def measure(args, tokens: list[dict[str, str]], broker: redis.Redis) -> dict:
                 f"recording {hold['recording']['median_ms']} ms, applying {hold['applying']['median_ms']} ms "
                 "(medians)\n"
             )
-        agents = Agents(tokens, events)
+        agents = Agents(tokens, events, args.batch)
         sampler.start()
         if pools:
             say(HEADER)
@@ -716,6 +738,9 @@ def main() -> None:
     parser.add_argument("--step-seconds", type=float, default=30)
     parser.add_argument("--drain-seconds", type=float, default=180)
     parser.add_argument("--latency-ms", type=float, default=150)
+    parser.add_argument(
+        "--batch", type=int, default=1, metavar="N", help="post N events a request (POST events/batch)"
+    )
     parser.add_argument("--chain-hold", type=int, default=0, metavar="N", help="first time N events' hold")
     parser.add_argument("--postgres", metavar="URL", help="e.g. postgres://postgres@127.0.0.1:5432")
     args = parser.parse_args()
@@ -743,7 +768,7 @@ def main() -> None:
     print(json.dumps({
         "database": connection.vendor, "web_workers": args.web_workers, "agents": args.agents,
         "tenants": args.tenants, "customers": args.customers, "memories_each": args.memories_each,
-        "latency_ms": args.latency_ms,
+        "latency_ms": args.latency_ms, "batch": args.batch,
         "step_seconds": args.step_seconds, "jev_max_concurrency": settings.JEV_MAX_CONCURRENCY,
         "jev_requests_per_minute": settings.JEV_REQUESTS_PER_MINUTE, **measured,
     }))  # fmt: skip
