@@ -5,7 +5,8 @@ against the stand-in answering every request in 150 ms.
 What runs, each in processes of its own, as production runs them:
 * the web: gunicorn, 4 sync workers (`--web-workers`), with the repository's memory_review/gunicorn_conf.py
   when there is one (gunicorn reads it from the working directory);
-* the workers: one Celery worker, prefork, with 1, then 2, then 4 pool processes (`--workers`),
+* the workers: one Celery worker, prefork, with 1, then 2, then 4 pool processes (`--workers`;
+  `--pool threads`: one process, as many threads, each judging an event while others wait),
   on Redis (a database no other run holds, emptied before and after); no beat (its start-up
   verification of the whole trail would land in the middle of the figures);
 * the stand-in (`manage.py jev_standin --latency-ms 150`);
@@ -228,6 +229,23 @@ def _processes() -> dict[int, tuple[str, int, int]]:
         if entry.isdigit() and (stat := _stat(int(entry))) is not None:
             found[int(entry)] = stat
     return found
+
+
+def resident_mb(root: int) -> dict:
+    """The resident memory of `root` and its descendants (a prefork pool's processes), in MB."""
+    procs = _processes()
+    family, stack = [], [root]
+    while stack:
+        pid = stack.pop()
+        family.append(pid)
+        stack.extend(child for child, (_, parent, _) in procs.items() if parent == pid)
+    pages = 0
+    for pid in family:
+        try:
+            pages += int(Path(f"/proc/{pid}/statm").read_text().split()[1])
+        except OSError:
+            continue
+    return {"total": round(pages * os.sysconf("SC_PAGE_SIZE") / 2**20), "processes": len(family)}
 
 
 class Cpu:
@@ -581,7 +599,7 @@ HEADER = (
 def run_pool(workers: int, rates: list[float], args, agents: Agents, sampler: Sampler, roots) -> dict:
     host = tempfile.mkdtemp(prefix="bench-worker-host-")
     worker = start(
-        [sys.executable, "-m", "celery", "-A", "memory_review", "worker", "--pool=prefork",
+        [sys.executable, "-m", "celery", "-A", "memory_review", "worker", f"--pool={args.pool}",
          f"--concurrency={workers}", f"--hostname=throughput{workers}-{os.getpid()}@%h",
          "--without-gossip", "--without-mingle", "--without-heartbeat", "--loglevel=WARNING"],
         cwd=Path(host), env=worker_host_env(host),
@@ -604,8 +622,11 @@ def run_pool(workers: int, rates: list[float], args, agents: Agents, sampler: Sa
             if not keeps_up(figures):
                 break
         kept = [f for f in steps if keeps_up(f)]
+        resident = resident_mb(worker.pid)
+        print(f"        worker memory: {resident['total']} MB resident, {resident['processes']} process(es)")
         return {
             "workers": workers,
+            "resident_mb": resident,
             "sustained_per_s": max((f["completed_per_s"] for f in kept), default=0.0),
             "sustained_offered_per_s": max((f["offered_per_s"] for f in kept), default=0.0),
             "ceiling_per_s": max(f["completed_per_s"] for f in steps),
@@ -728,7 +749,15 @@ def measure(args, tokens: list[dict[str, str]], broker: redis.Redis) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--workers", default="1,2,4", help="pool processes, a run each")
+    parser.add_argument(
+        "--workers", default="1,2,4", help="the pool's size (processes or threads), a run each"
+    )
+    parser.add_argument(
+        "--pool",
+        choices=("prefork", "threads"),
+        default="prefork",
+        help="Celery's pool: processes or threads",
+    )
     parser.add_argument("--web-workers", type=int, default=4)
     parser.add_argument("--customers", type=int, default=1000)
     parser.add_argument("--memories-each", type=int, default=100)
@@ -760,15 +789,16 @@ def main() -> None:
         connection.close()
         throwaway.drop()
     say("")
+    unit = "thread" if args.pool == "threads" else "pool process"
     for r in measured["runs"]:
         say(
-            f"{r['workers']} pool process(es): sustained {r['sustained_per_s']:.1f} events/s "
+            f"{r['workers']} {unit}(s): sustained {r['sustained_per_s']:.1f} events/s "
             f"(offered {r['sustained_offered_per_s']:g}), most completed in a step {r['ceiling_per_s']:.1f}/s"
         )
     print(json.dumps({
         "database": connection.vendor, "web_workers": args.web_workers, "agents": args.agents,
         "tenants": args.tenants, "customers": args.customers, "memories_each": args.memories_each,
-        "latency_ms": args.latency_ms, "batch": args.batch,
+        "latency_ms": args.latency_ms, "batch": args.batch, "pool": args.pool,
         "step_seconds": args.step_seconds, "jev_max_concurrency": settings.JEV_MAX_CONCURRENCY,
         "jev_requests_per_minute": settings.JEV_REQUESTS_PER_MINUTE, **measured,
     }))  # fmt: skip
