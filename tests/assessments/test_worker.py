@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import time
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -217,6 +218,49 @@ def test_two_workers_handed_the_same_event_give_the_result_of_one(acme, event_as
     assert Verdict.objects.count() == 2
     assert Transition.objects.count() == 1
     assert standin.system_one_count == 2  # asked once (event + batch): the second worker found the votes
+    assert verification.problem_in(acme) is None
+
+
+@pytest.mark.parametrize("standin_config", [StandinConfig(latency_ms=1500)])
+def test_a_threads_pool_judges_events_at_once_in_one_process_each_exactly_once(
+    acme, policy, workers, standin
+):
+    """Issue 30, item 2: one process, four threads, four events in flight; each delivered twice,
+    the second delivery finds its lease held (a thread of the same process) and adds nothing."""
+    assessments = []
+    for n in range(4):
+        customer = f"cust-{n}"
+        make_memory(
+            acme, subject=f"delivery-address-{n}", content="Deliveries go to Paris.", user_id=customer
+        )
+        event = event_record(
+            tenant=acme, source="chat", text="From now on deliveries go to Lyon instead.", user_id=customer
+        )
+        assessments.append(observe_event(event=event, enqueue=lambda a: None))
+    workers.start("threads", "--pool=threads", "--concurrency=4")
+    time.sleep(2)  # consuming before the messages arrive
+    for assessment in assessments:
+        enqueue(assessment)
+    for assessment in assessments:
+        enqueue(assessment)
+
+    done = Assessment.objects.filter(pk__in=[a.pk for a in assessments], state="done")
+    wait_for(lambda: done.count() == 4, 90, "the four assessments to finish")
+    wait_for(lambda: not redis.Redis.from_url(BROKER).llen("celery"), 30, "every message to be taken")
+    time.sleep(5)  # the second deliveries come back once the leases lapse, and find each done
+
+    # Their Jev phases overlapped: every one began before any ended (one at a time, none would).
+    phases = [
+        (judged - timedelta(milliseconds=jev_ms), judged)
+        for judged, jev_ms in done.values_list("judged_at", "latency_ms")
+    ]
+    assert max(start for start, _ in phases) < min(end for _, end in phases)
+    for assessment in assessments:
+        assert Verdict.objects.filter(assessment=assessment).count() == 1
+    assert Transition.objects.count() == 4  # each customer's memory superseded once
+    assert set(
+        Memory.objects.filter(subject__startswith="delivery-address").values_list("status", flat=True)
+    ) == {"superseded"}
     assert verification.problem_in(acme) is None
 
 
