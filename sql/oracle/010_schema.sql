@@ -695,6 +695,44 @@ CREATE INDEX "AGENTS_WEB_DELIVERY_I_12CC589F" ON "AGENTS_WEBHOOKATTEMPT" ("DELIV
 --
 -- THIS OPERATION CANNOT BE WRITTEN AS SQL
 
+-- memories.0011_queue_text_search
+--
+-- Raw Python operation
+--
+-- THIS OPERATION CANNOT BE WRITTEN AS SQL
+
+-- memories.0012_memory_event_index
+--
+-- Create index memory_event_ix on field(s) source_event, created_at, id of model memory
+--
+CREATE INDEX "MEMORY_EVENT_IX" ON "MEMORIES_MEMORY" ("SOURCE_EVENT_ID", "CREATED_AT", "ID");
+
+-- memories.0013_tenant_text_search
+--
+-- Raw Python operation
+--
+-- THIS OPERATION CANNOT BE WRITTEN AS SQL
+--
+-- Raw Python operation
+--
+-- THIS OPERATION CANNOT BE WRITTEN AS SQL
+
+-- memories.0014_tenant_id_index
+--
+-- Create index memory_tenant_id_ix on field(s) tenant, id of model memory
+--
+CREATE INDEX "MEMORY_TENANT_ID_IX" ON "MEMORIES_MEMORY" ("TENANT_ID", "ID");
+
+-- memories.0015_tenant_text_keys
+--
+-- Raw Python operation
+--
+-- THIS OPERATION CANNOT BE WRITTEN AS SQL
+--
+-- Raw Python operation
+--
+-- THIS OPERATION CANNOT BE WRITTEN AS SQL
+
 -- assessments.0008_candidate_subject_search
 --
 -- Raw Python operation
@@ -773,19 +811,7 @@ CREATE INDEX "ASSESSMENT_MODEL_IX" ON "ASSESSMENTS_ASSESSMENT" ("TENANT_ID", "MO
 --
 -- THIS OPERATION CANNOT BE WRITTEN AS SQL
 
--- memories.0011_queue_text_search
---
--- Raw Python operation
---
--- THIS OPERATION CANNOT BE WRITTEN AS SQL
-
--- memories.0012_memory_event_index
---
--- Create index memory_event_ix on field(s) source_event, created_at, id of model memory
---
-CREATE INDEX "MEMORY_EVENT_IX" ON "MEMORIES_MEMORY" ("SOURCE_EVENT_ID", "CREATED_AT", "ID");
-
--- memories.0013_tenant_text_search
+-- assessments.0016_candidate_text_keys
 --
 -- Raw Python operation
 --
@@ -794,12 +820,6 @@ CREATE INDEX "MEMORY_EVENT_IX" ON "MEMORIES_MEMORY" ("SOURCE_EVENT_ID", "CREATED
 -- Raw Python operation
 --
 -- THIS OPERATION CANNOT BE WRITTEN AS SQL
-
--- memories.0014_tenant_id_index
---
--- Create index memory_tenant_id_ix on field(s) tenant, id of model memory
---
-CREATE INDEX "MEMORY_TENANT_ID_IX" ON "MEMORIES_MEMORY" ("TENANT_ID", "ID");
 
 -- audit.0008_receipts_sealed
 
