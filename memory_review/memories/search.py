@@ -75,12 +75,15 @@ TEXT_PROBE = "memory_text_probe"
 
 def text_functions_sql(schema: str) -> list[str]:
     """The statements that define the two functions, pg_trgm's `show_trgm` named by its schema
-    (`schema`) so an index expression never depends on a search_path."""
+    (`schema`) so an index expression never depends on a search_path. The keys are one
+    expression of C functions (a trigram never holds '|': pg_trgm splits words at anything but
+    letters and digits): 6.7 us a subject, where unnesting them in SQL took 9.3."""
     trigrams = f"{schema}.show_trgm"
     return [
         f"""CREATE OR REPLACE FUNCTION {TEXT_KEYS}(tenant bigint, body text) RETURNS text[]
         LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
-        AS $$ SELECT ARRAY(SELECT tenant::text || ':' || g FROM unnest({trigrams}(body)) AS g) $$""",
+        AS $$ SELECT string_to_array(
+            tenant::text || ':' || array_to_string({trigrams}(body), '|' || tenant::text || ':'), '|') $$""",
         f"""CREATE OR REPLACE FUNCTION {TEXT_PROBE}(tenant bigint, body text) RETURNS text[]
         LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
         AS $$ SELECT ARRAY(SELECT tenant::text || ':' || g FROM (
@@ -151,6 +154,13 @@ SAMPLE_ROWS = 2000
 KEYED_MOST = 200_000
 _SAMPLES: dict[tuple[str, int], tuple[float, list[str]]] = {}
 _TABLE = "memories_memory"
+
+
+def checked(column: str, text: str) -> Q:
+    """`text` in `column`, any case, checked on each row read, no index asked: for a walk along
+    another index that reads a bounded stretch (review/paging.py), where the text keys computed
+    for every row (pg_trgm's trigrams of each) cost fifty times the check."""
+    return Q(**{f"{column}__icontains": text})
 
 
 def sample(column: str, tenant_id: int) -> list[str]:

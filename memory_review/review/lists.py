@@ -12,7 +12,7 @@ from types import SimpleNamespace
 
 from django import forms
 from django.conf import settings
-from django.db.models import Exists, OuterRef, QuerySet
+from django.db.models import Exists, OuterRef, Q, QuerySet
 from django.utils import timezone
 
 from memory_review.assessments.models import Disposition
@@ -87,6 +87,15 @@ class _Filters(forms.Form):
     def __init__(self, *args, tenant: Tenant, **kwargs):
         super().__init__(*args, **kwargs)
         self.tenant = tenant  # whose text indexes a search reads, and whose rules "assigned" reads
+
+    def checked(self) -> Q:
+        """The search as a walk in order checks it on each row it reads (paging.searched_page,
+        first_matches): the text itself, no index asked. The text keys (search.contains) computed
+        for each row walked cost 50 us a row: the queue's "loyalty" walked 4,000 rows in 209 ms,
+        10 by the check alone."""
+        return search.checked("subject", self.cleaned_data["q"]) | search.checked(
+            "content", self.cleaned_data["q"]
+        )
 
     def filter(self, memories: QuerySet, *, user, now, text: bool = True) -> QuerySet:
         """The rows the filters hold; with `text=False`, all but the search's (searched_page
@@ -327,8 +336,9 @@ def size_of(
         held = sum(counts.get(status, 0) for status in statuses_in(filters, counts)) if counts else 0
         if unsearched is not None and common_search(filters, rows=held):
             found, whole = first_matches(
-                memories, unsearched, filters.ordering, most + 1, enough=LOWER_BOUND + 1, also=("status",)
-            )
+                unsearched.filter(filters.checked()), unsearched, filters.ordering, most + 1,
+                enough=LOWER_BOUND + 1, also=("status",),
+            )  # fmt: skip
             if not whole and LOWER_BOUND < len(found) <= most:
                 # Many, found along the list's two ends: the list says "more than" what they
                 # hold, where the text index's bitmaps of every match (100,000 for "invoice" at
@@ -380,8 +390,9 @@ def listing(
             )  # fmt: skip
         else:
             page = searched_page(
-                shown_fields(memories), unsearched, filters.ordering, size=size, after=after, before=before
-            )
+                shown_fields(unsearched.filter(filters.checked())), unsearched, filters.ordering, size=size,
+                after=after, before=before,
+            )  # fmt: skip
     elif after or before or (counts is not None and by_status_only(filters)):
         counted = size_of(memories, filters, counts=counts)
         if counted.ids is not None:  # every match known: the page is read among them by key

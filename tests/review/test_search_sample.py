@@ -132,6 +132,13 @@ def test_a_common_word_is_counted_along_the_list_first_and_the_count_is_right(
 
     walked = [q["sql"] for q in queries.captured_queries if "OFFSET 19" in q["sql"]]
     assert walked, "the list's rows were walked first"
+    checks = [
+        q["sql"]
+        for q in queries.captured_queries
+        if "LIKE UPPER('%loyalty%')" in q["sql"] and "ORDER BY" in q["sql"]
+    ]
+    # The walk checks the text on each row it reads: no text keys computed for each (50 us a row).
+    assert checks and not any("memory_text_keys" in sql for sql in checks)
     assert size.more == more
     wanted = Memory.objects.for_tenant(acme).filter(subject__icontains="loyalty").count()
     assert size.n == (10 if more else wanted) and (more or wanted == 8)
