@@ -92,7 +92,8 @@ class _Filters(forms.Form):
         """The search as a walk in order checks it on each row it reads (paging.searched_page,
         first_matches): the text itself, no index asked. The text keys (search.contains) computed
         for each row walked cost 50 us a row: the queue's "loyalty" walked 4,000 rows in 209 ms,
-        10 by the check alone."""
+        11 by the check alone. The planner knows how common the word is from the statistics of
+        UPPER(subject) and UPPER(content) (memories/0016), and walks the order's index."""
         return search.checked("subject", self.cleaned_data["q"]) | search.checked(
             "content", self.cleaned_data["q"]
         )
