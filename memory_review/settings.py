@@ -359,6 +359,12 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = env_int("CELERY_WORKER_PREFETCH_MULTIPLIER",
 # a time and spends most of it waiting on Jev, so more than one a core pays (BENCHMARKS.md, "Event
 # throughput"); unset, Celery starts one a core.
 CELERY_WORKER_CONCURRENCY = env_int("CELERY_WORKER_CONCURRENCY", 0) or None
+# Celery's pool (`--pool` on its command line wins): `prefork`, processes, each judging one event
+# at a time; or `threads`, one process judging CELERY_WORKER_CONCURRENCY events at once, each
+# mostly waiting on Jev, for one process's memory (issue 30; BENCHMARKS.md, "Event throughput").
+CELERY_WORKER_POOL = os.environ.get("CELERY_WORKER_POOL", "prefork")
+if CELERY_WORKER_POOL not in {"prefork", "threads", "solo"}:
+    raise ImproperlyConfigured(f"CELERY_WORKER_POOL is prefork, threads or solo, not {CELERY_WORKER_POOL!r}")
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
 # Webhook tries wait on other people's servers: they have a queue of their own, so a slow receiver
 # never delays a judgment. A worker started without -Q takes both queues (one host, the tests);
