@@ -6,7 +6,8 @@ What runs, each in processes of its own, as production runs them:
 * the web: gunicorn, 4 sync workers (`--web-workers`), with the repository's memory_review/gunicorn_conf.py
   when there is one (gunicorn reads it from the working directory);
 * the workers: one Celery worker, prefork, with 1, then 2, then 4 pool processes (`--workers`;
-  `--pool threads`: one process, as many threads, each judging an event while others wait),
+  `--pool threads`: one process, as many threads, each judging an event while others wait;
+  `--hosts 2`: two such workers, each in a folder and settings of its own, as two hosts would be),
   on Redis (a database no other run holds, emptied before and after); no beat (its start-up
   verification of the whole trail would land in the middle of the figures);
 * the stand-in (`manage.py jev_standin --latency-ms 150`);
@@ -597,19 +598,24 @@ HEADER = (
 
 
 def run_pool(workers: int, rates: list[float], args, agents: Agents, sampler: Sampler, roots) -> dict:
-    host = tempfile.mkdtemp(prefix="bench-worker-host-")
-    worker = start(
-        [sys.executable, "-m", "celery", "-A", "memory_review", "worker", f"--pool={args.pool}",
-         f"--concurrency={workers}", f"--hostname=throughput{workers}-{os.getpid()}@%h",
-         "--without-gossip", "--without-mingle", "--without-heartbeat", "--loglevel=WARNING"],
-        cwd=Path(host), env=worker_host_env(host),
-    )  # fmt: skip
-    cpu = Cpu({**roots, "workers": [worker.pid]}, sampler.database)
+    """One run: `--hosts` Celery workers, each in a folder and settings of its own as a worker host
+    is (docs/deploy.md), sharing only the database and the broker, each with a pool of `workers`."""
+    started = []
+    for h in range(args.hosts):
+        host = tempfile.mkdtemp(prefix=f"bench-worker-host{h}-")
+        started.append(start(
+            [sys.executable, "-m", "celery", "-A", "memory_review", "worker", f"--pool={args.pool}",
+             f"--concurrency={workers}", f"--hostname=throughput{workers}-{h}-{os.getpid()}@%h",
+             "--without-gossip", "--without-mingle", "--without-heartbeat", "--loglevel=WARNING"],
+            cwd=Path(host), env=worker_host_env(host),
+        ))  # fmt: skip
+    cpu = Cpu({**roots, "workers": [worker.pid for worker in started]}, sampler.database)
     try:
         # Warm every pool process (imports, the question sets, a connection), out of the figures.
-        agents.offer(workers * 2, 1.0)
+        warming = workers * 2 * args.hosts
+        agents.offer(warming, 1.0)
         deadline = time.monotonic() + 30
-        while len(agents.results) < agents.expected(workers * 2, 1.0) and time.monotonic() < deadline:
+        while len(agents.results) < agents.expected(warming, 1.0) and time.monotonic() < deadline:
             time.sleep(0.05)
         warm = [r["assessment"] for r in agents.taken() if "assessment" in r]
         if not wait_done(warm, 120):
@@ -622,10 +628,12 @@ def run_pool(workers: int, rates: list[float], args, agents: Agents, sampler: Sa
             if not keeps_up(figures):
                 break
         kept = [f for f in steps if keeps_up(f)]
-        resident = resident_mb(worker.pid)
+        each = [resident_mb(worker.pid) for worker in started]
+        resident = {"total": sum(r["total"] for r in each), "processes": sum(r["processes"] for r in each)}
         print(f"        worker memory: {resident['total']} MB resident, {resident['processes']} process(es)")
         return {
             "workers": workers,
+            "hosts": args.hosts,
             "resident_mb": resident,
             "sustained_per_s": max((f["completed_per_s"] for f in kept), default=0.0),
             "sustained_offered_per_s": max((f["offered_per_s"] for f in kept), default=0.0),
@@ -633,7 +641,8 @@ def run_pool(workers: int, rates: list[float], args, agents: Agents, sampler: Sa
             "steps": steps,
         }
     finally:
-        throwaway.stop(worker)
+        for worker in started:
+            throwaway.stop(worker)
 
 
 # -- how long an event holds its tenant's audit chain head -----------------------------------------
@@ -757,6 +766,9 @@ def main() -> None:
         choices=("prefork", "threads"),
         default="prefork",
         help="Celery's pool: processes or threads",
+    )
+    parser.add_argument(
+        "--hosts", type=int, default=1, help="Celery workers, each as a host of its own (folder, settings)"
     )
     parser.add_argument("--web-workers", type=int, default=4)
     parser.add_argument("--customers", type=int, default=1000)
