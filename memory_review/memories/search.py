@@ -17,6 +17,7 @@ column, any case), and each database answers it from an index where it has one:
 * SQLite: the LIKE alone, a plain scan; fine for a development database, not for millions.
 """
 
+import functools
 import random
 import re
 import time
@@ -117,13 +118,22 @@ class _Holds(Lookup):
         return f"{lhs} @> %s::text[]", [*lhs_params, list(self.rhs)]
 
 
-def probe(text: str, *, tenant_id: int) -> list[str]:
+@functools.lru_cache(maxsize=1024)
+def probe(text: str, *, tenant_id: int) -> tuple[str, ...]:
     """The tenant's text keys a row holding `text` must hold (TEXT_PROBE); none for text with no
-    run of three letters or digits, which no trigram narrows ("ab", "t-4")."""
+    run of three letters or digits, which no trigram narrows ("ab", "t-4"). The same for the same
+    text always: asked once a process, not once a column a search (subject, then content)."""
     with connection.cursor() as cursor:
         cursor.execute(f"SELECT {TEXT_PROBE}(%s, %s)", [tenant_id, text])
         (keys,) = cursor.fetchone()
-    return keys
+    return tuple(keys)
+
+
+def checked(column: str, text: str) -> Q:
+    """`text` in `column`, any case, checked on each row read, no index asked: for a walk along
+    another index that reads a bounded stretch (review/paging.py), where the text keys computed
+    for every row (pg_trgm's trigrams of each) cost fifty times the check."""
+    return Q(**{f"{column}__icontains": text})
 
 
 def contains(column: str, text: str, *, tenant_id: int) -> Q:
@@ -135,7 +145,7 @@ def contains(column: str, text: str, *, tenant_id: int) -> Q:
     if connection.vendor != "postgresql":
         return Q(tenant_id=tenant_id) & Q(**{f"{column}__textcontains": text})
     # UPPER(col) LIKE UPPER('%text%'), on each row the keys found: they say a row may match.
-    exact = Q(**{f"{column}__icontains": text})
+    exact = checked(column, text)
     keys = probe(narrowest(column, text, tenant_id=tenant_id), tenant_id=tenant_id)
     if not keys:
         return Q(tenant_id=tenant_id) & exact  # the tenant's rows read, as any short text must
@@ -154,13 +164,6 @@ SAMPLE_ROWS = 2000
 KEYED_MOST = 200_000
 _SAMPLES: dict[tuple[str, int], tuple[float, list[str]]] = {}
 _TABLE = "memories_memory"
-
-
-def checked(column: str, text: str) -> Q:
-    """`text` in `column`, any case, checked on each row read, no index asked: for a walk along
-    another index that reads a bounded stretch (review/paging.py), where the text keys computed
-    for every row (pg_trgm's trigrams of each) cost fifty times the check."""
-    return Q(**{f"{column}__icontains": text})
 
 
 def sample(column: str, tenant_id: int) -> list[str]:

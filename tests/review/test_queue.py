@@ -10,6 +10,7 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from memory_review.lifecycle import Actor, transition
+from memory_review.memories import search as text_search
 from memory_review.workflow.claims import claim_take
 from tests.factories import flagged, make_memory, make_user
 
@@ -289,9 +290,12 @@ def test_the_queues_search_names_the_status_its_own_trigram_indexes_hold(client,
     planner's own words for both agree; which it reads at size is bench/pages.py's to show)."""
     flagged(acme, policy, subject="refund 0042")
     client.force_login(lead)
+    text_search.probe.cache_clear()
     with CaptureQueriesContext(connection) as captured:
         assert shown(client.get("/t/acme/review/", {"q": "REFUND 00"})) == ["refund 0042"]
     [search] = [q["sql"] for q in captured.captured_queries if "memory_text_keys" in q["sql"]]
+    # The text's keys are asked once, for subject and content both.
+    assert sum("memory_text_probe" in q["sql"] for q in captured.captured_queries) == 1
     with connection.cursor() as cursor:
         found = "SELECT indexname, indexdef FROM pg_indexes WHERE indexname LIKE %s"
         cursor.execute(found, ["memory_queue_%_keys"])
