@@ -67,6 +67,9 @@ os.environ["CELERY_BROKER_URL"] = BROKER  # before settings load: the web queues
 os.environ["CACHE_URL"] = BROKER  # the API's rate limit counts here, shared by the web's workers
 os.environ["CACHE_KEY_PREFIX"] = f"bench-throughput-{os.getpid()}"
 os.environ["JEV_STANDIN_URL"] = f"http://127.0.0.1:{STANDIN_PORT}"
+# Audit rows linked by the sequencer's runs on the workers, as production does (docs/audit.md);
+# AUDIT_SEQUENCER=inline in the environment times each writer linking its own under the head.
+os.environ.setdefault("AUDIT_SEQUENCER", "deferred")
 
 import django  # noqa: E402
 import throwaway  # noqa: E402, I001  (before Django: it chooses the database)
@@ -198,7 +201,7 @@ AGREE = (
     "CACHE_URL", "CACHE_KEY_PREFIX", "SECRET_KEY", "AUDIT_KEY", "AUDIT_KEY_ID", "AUDIT_CHECKPOINT_DIR",
     "TYPESAFE_API_KEY", "TYPESAFE_BASE_URL", "JEV_STANDIN_URL", "DEBUG", "LOG_LEVEL",
 )  # fmt: skip
-KNOBS = ("JEV_", "CELERY_", "CONN_", "ASSESSMENT_")
+KNOBS = ("JEV_", "CELERY_", "CONN_", "ASSESSMENT_", "AUDIT_SEQUENCE")
 
 
 def worker_host_env(var_dir: str) -> dict:
@@ -650,15 +653,15 @@ def run_pool(workers: int, rates: list[float], args, agents: Agents, sampler: Sa
 
 def chain_hold(events: Events, count: int, tokens: dict[str, str]) -> dict:
     """Each of `count` events in this process, one at a time: its POST through Django's test client,
-    then the worker's judging, recording and applying (run_invalidation, Jev being the stand-in);
-    for each transaction that takes the tenant's audit chain head, the time from taking it to the
-    commit (when it lets go). Every sealed write and transition of a tenant waits for it, so one
-    tenant cannot pass one second over an event's total."""
+    then the worker's judging, recording and applying (run_invalidation, Jev being the stand-in),
+    then the sequencer's run that links what they wrote; for each transaction that takes the
+    tenant's audit chain head, the time from taking it to the commit (when it lets go). Since issue
+    30 only the sequencer takes it: the POST, the recording and the applying should take none."""
     from django.db import transaction
     from django.test import Client
 
     from memory_review.assessments import invalidation
-    from memory_review.audit import chain, heads, seals
+    from memory_review.audit import heads, sequencer
 
     held: dict[int, float] = {}
     found: list[tuple[str, float]] = []
@@ -676,7 +679,7 @@ def chain_hold(events: Events, count: int, tokens: dict[str, str]) -> dict:
         return apply_verdicts(*args, **kwargs)
 
     apply_verdicts = invalidation.apply_verdicts
-    seals.lock_head = chain.lock_head = timed_lock_head
+    sequencer.lock_head = timed_lock_head
     invalidation.apply_verdicts = applying
     client = Client()
     try:
@@ -690,11 +693,13 @@ def chain_hold(events: Events, count: int, tokens: dict[str, str]) -> dict:
             doing[0] = "recording"
             done = invalidation.run_invalidation(answer.json()["assessment_id"])
             assert done.state == "done", done.error
+            doing[0] = "sequencing"
+            sequencer.sequence(done.tenant_id)
     finally:
-        seals.lock_head = chain.lock_head = heads.lock_head
+        sequencer.lock_head = heads.lock_head
         invalidation.apply_verdicts = apply_verdicts
     out = {"events": count, "per_event_ms": round(sum(ms for _, ms in found) / count, 1)}
-    for label in ("POST", "recording", "applying"):
+    for label in ("POST", "recording", "applying", "sequencing"):
         times = [ms for what, ms in found if what == label]
         out[label] = {
             "transactions": len(times),
@@ -740,8 +745,9 @@ def measure(args, tokens: list[dict[str, str]], broker: redis.Redis) -> dict:
             say(
                 f"audit chain head held {hold['per_event_ms']:.0f} ms an event (in one process, "
                 f"{args.chain_hold} events): the POST's transaction {hold['POST']['median_ms']} ms, "
-                f"recording {hold['recording']['median_ms']} ms, applying {hold['applying']['median_ms']} ms "
-                "(medians)\n"
+                f"recording {hold['recording']['median_ms']} ms, "
+                f"applying {hold['applying']['median_ms']} ms, "
+                f"the sequencer's run {hold['sequencing']['median_ms']} ms (medians)\n"
             )
         agents = Agents(tokens, events, args.batch)
         sampler.start()

@@ -50,6 +50,9 @@ os.environ["AUDIT_KEY_ID"] = "bench"
 os.environ["AUDIT_CHECKPOINT_DIR"] = tempfile.mkdtemp(prefix="bench-checkpoints-")
 os.environ.setdefault("CACHE_URL", "locmem://")
 os.environ.setdefault("CELERY_BROKER_URL", "memory://")  # no Redis needed; a task stays in its process
+# No worker runs here to take the sequencer's runs: audit rows are linked in the writer's
+# transaction (docs/audit.md, "Sequencing"). bench/throughput.py, which runs workers, defers.
+os.environ.setdefault("AUDIT_SEQUENCER", "inline")
 os.environ.setdefault("LOG_LEVEL", "WARNING")  # the figures, not the log
 
 

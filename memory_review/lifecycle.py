@@ -185,8 +185,8 @@ def transition(
             raise LifecycleError(f"nothing was changed: {exc}") from exc
         if isinstance(row, Memory):
             changes.record_move(row, audit)  # the agents' feed and the webhooks' outbox
-            # Under the tenant's chain lock, which every transition takes in the same order
-            # (the count rows, taken before it, made opposite moves deadlock).
+            # Striped count rows, each taken in status order (tallies.py), so opposite moves
+            # never deadlock and concurrent ones rarely meet.
             tally_move(tenant_id=row.tenant_id, from_status=from_status, to_status=target)
     transaction.on_commit(lambda: metrics.TRANSITIONS.labels(actor.kind, action).inc())
     obj.status, obj.row_version = row.status, row.row_version

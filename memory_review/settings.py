@@ -442,6 +442,18 @@ AUDIT_VERIFY_LOST_SECONDS = env_int("AUDIT_VERIFY_LOST_SECONDS", 900)
 # Signed checkpoints of each chain's head, written outside the database (append-only files).
 AUDIT_CHECKPOINT_DIR = os.environ.get("AUDIT_CHECKPOINT_DIR") or str(VAR_DIR / "audit-checkpoints")
 AUDIT_CHECKPOINT_MINUTES = env_int("AUDIT_CHECKPOINT_MINUTES", 10)
+# Sequencing (docs/audit.md, "Sequencing"): writers add audit rows with no position, and one
+# sequencer run a tenant at a time links the committed ones. `deferred` (the default) queues a run
+# when a write commits; `inline` links them in the writer's transaction, under the tenant's head
+# lock, as every write did before issue 30 (tests use it: their transactions never commit).
+AUDIT_SEQUENCER = os.environ.get("AUDIT_SEQUENCER", "deferred")
+if AUDIT_SEQUENCER not in ("deferred", "inline"):
+    raise ImproperlyConfigured(f"AUDIT_SEQUENCER is {AUDIT_SEQUENCER!r}: it must be deferred or inline")
+AUDIT_SEQUENCE_FLAG_SECONDS = env_int("AUDIT_SEQUENCE_FLAG_SECONDS", 30)  # a lost run's flag lapses
+AUDIT_SEQUENCE_SWEEP_SECONDS = env_float("AUDIT_SEQUENCE_SWEEP_SECONDS", 5.0)  # beat links what nudges missed
+# A row waiting longer than this for its position is reported by verify_audit (the sequencer is
+# stopped, or refused a row changed while it waited).
+AUDIT_SEQUENCE_BOUND_SECONDS = env_int("AUDIT_SEQUENCE_BOUND_SECONDS", 300)
 # A command given each new checkpoint line on its standard input (CHECKPOINT_TENANT names the
 # tenant), to keep a copy where the database's administrators cannot write: an object-locked
 # bucket, another host, an append-only log (docs/audit.md, "Where checkpoints are kept").
@@ -486,6 +498,11 @@ FIGURES_REFRESH_SECONDS = env_float("FIGURES_REFRESH_SECONDS", 120.0)
 FIGURES_JOB_SECONDS = env_int("FIGURES_JOB_SECONDS", 900)  # a job's lock lapses after this
 FIGURES_KEEP_SECONDS = env_int("FIGURES_KEEP_SECONDS", 7 * 24 * 3600)
 CELERY_BEAT_SCHEDULE = {
+    "audit-sequence-sweep": {
+        "task": "memory_review.audit.tasks.sequence_waiting",
+        "schedule": AUDIT_SEQUENCE_SWEEP_SECONDS,
+        "options": {"expires": AUDIT_SEQUENCE_SWEEP_SECONDS},
+    },
     "audit-checkpoints": {
         "task": "memory_review.audit.tasks.checkpoint_all",
         "schedule": AUDIT_CHECKPOINT_MINUTES * 60.0,

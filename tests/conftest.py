@@ -23,6 +23,10 @@ def audit_key(settings, tmp_path):
     """Every test signs its audit rows with one known key and keeps checkpoints to itself."""
     settings.AUDIT_KEY, settings.AUDIT_KEY_ID = TEST_AUDIT_KEY, TEST_AUDIT_KEY_ID
     settings.AUDIT_CHECKPOINT_DIR = str(tmp_path / "audit-checkpoints")
+    # A test's transaction never commits, so a sequencer run queued on commit would never come:
+    # audit rows are linked in the writer's transaction. tests/audit/test_sequencer.py runs the
+    # deferred way, with committed transactions and a real worker.
+    settings.AUDIT_SEQUENCER = "inline"
 
 
 @pytest.fixture(autouse=True)

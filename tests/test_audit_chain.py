@@ -150,8 +150,11 @@ def test_a_rows_hash_is_pinned_so_no_backend_or_refactor_changes_it_silently():
         b'"verdict_id":null}'
     )  # fmt: skip
     assert chain.row_hash(row, Keyring("k1", {"k1": key})) == PINNED
+    # Its own digest, while it waits for its position: the same form without seq and prev_hash.
+    assert chain.leaf_mac(row, Keyring("k1", {"k1": key})) == PINNED_LEAF
 
 
 # The same by openssl, independently of this code base (docs/audit.md shows the commands).
 REASON_MAC = "de04577284de4c164d9f7baacb2b7514d3c1904dc4afaa324fde23f32578de33"
 PINNED = "ac5cebcc668a8b2f3af722580fab121e8bf874a3f9a9765e05f1836a6137948f"
+PINNED_LEAF = "3535317dfcf0f273a5cad9d4919746e9e451c2e8043105315df7ea27dd151b7a"

@@ -1,6 +1,7 @@
 """The change feed never skips a change committed before one already served (issue 16).
-Concurrent transactions commit out of id order; the feed's positions are taken under the
-tenant's chain lock, so they follow commit order. PostgreSQL only: SQLite has one writer at a
+Concurrent transactions commit out of id order; the feed's positions are given to committed
+changes only, by the tenant's one sequencer (or, inline, under the tenant's chain head), so they
+follow commit order. PostgreSQL only: SQLite has one writer at a
 time, so nothing there can commit out of order."""
 
 import threading
@@ -10,6 +11,8 @@ import pytest
 from django.db import connection, connections, transaction
 
 from memory_review.agents import feed
+from memory_review.audit import sequencer, verification
+from memory_review.audit.models import Transition
 from memory_review.lifecycle import Actor, transition
 from memory_review.memories.models import Memory, MemoryChange
 from tests.factories import make_memory
@@ -66,7 +69,12 @@ def test_a_change_held_open_is_never_skipped_by_one_that_started_after_it(acme):
     assert [(c.memory_id, c.seq) for c in after.changes] == [(first.pk, cursor + 1), (second.pk, cursor + 2)]
 
 
-def test_a_reader_following_eight_racing_writers_sees_every_change_once_in_order(acme):
+@pytest.mark.parametrize("sequencing", ["inline", "deferred"])
+def test_a_reader_following_eight_racing_writers_sees_every_change_once_in_order(acme, settings, sequencing):
+    """Inline, each writer links its rows under the tenant's head; deferred (production), the
+    writers lock nothing shared and the sequencer positions what has committed (run here in each
+    writer's thread after its commit, as an eager Celery task)."""
+    settings.AUDIT_SEQUENCER, settings.CELERY_TASK_ALWAYS_EAGER = sequencing, sequencing == "deferred"
     memories = [make_memory(acme) for _ in range(80)]
     start = feed.head(acme)
     done = threading.Event()
@@ -96,12 +104,16 @@ def test_a_reader_following_eight_racing_writers_sees_every_change_once_in_order
         thread.start()
     for thread in writers:
         thread.join(60)
+    assert not sequencer.waiting(acme.pk)  # each commit's nudge linked what had committed
     done.set()
     follow.join(60)
 
     assert seen == list(range(start + 1, start + len(memories) + 1))  # none skipped, none twice
     flagged = MemoryChange.objects.filter(seq__gt=start).values_list("memory_id", flat=True)
     assert sorted(flagged) == sorted(m.pk for m in memories)
+    seqs = list(Transition.objects.filter(tenant=acme).order_by("seq").values_list("seq", flat=True))
+    assert seqs == list(range(1, len(memories) + 1))  # one gap-free chain
+    assert verification.problem_in(acme) is None
 
 
 def test_of_two_workers_claiming_one_delivery_at_once_only_one_sends_it(acme, settings):

@@ -89,7 +89,7 @@ def test_a_large_export_is_queued_and_its_page_follows_it_until_the_file_is_read
     produce(job)
 
     region = client.get(response.url, HTTP_HX_REQUEST="true").content.decode()
-    assert region.lstrip().startswith("<section id=\"progress\"") and "hx-trigger" not in region  # stops
+    assert region.lstrip().startswith('<section id="progress"') and "hx-trigger" not in region  # stops
     assert "done" in region and f"/t/acme/exports/{job.pk}/download/" in region
 
 

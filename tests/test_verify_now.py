@@ -68,7 +68,7 @@ def test_the_run_says_which_check_it_is_on_and_how_many_rows_of_how_many(acme, h
 
     stages = list(dict.fromkeys(stage for stage, _ in reports))
     assert stages == [
-        "the checkpoint file", "the transitions' chain", "the seals' ledger",
+        "the checkpoint file", "the transitions' chain", "the seals' ledger", "rows waiting for a position",
         "the heads and the checkpoints", "every sealed row against its seal",
         "who may act: users and sign-ins against their seals", "every status against its last transition",
         "the two-person rule",

@@ -83,10 +83,11 @@ def reaching(*, narrower: bool = True, **scope: str | None) -> Q:
 def snapshot(tenant: Tenant, *, at: datetime | None = None, **asked) -> Snapshot:
     """A page of what is in force, with the feed position to follow it from (list, then watch).
 
-    The feed's head is read first, then the rows, in one transaction. A change takes its position
-    under the tenant's chain lock and holds it until it commits (memories/changes.py), in the
-    transaction that changes the memory, so every change at or before the head has committed, and
-    its memory's new state is in rows read after it: none is lost between the page and the feed.
+    The feed's head is read first, then the rows, in one transaction. A change is written in the
+    transaction that changes the memory and takes its position only after it has committed (the
+    tenant's sequencer gives it: audit/sequencer.py), so every change at or before the head has
+    committed, and its memory's new state is in rows read after it: none is lost between the page
+    and the feed.
     A change that commits between the two reads (PostgreSQL's READ COMMITTED reads each statement
     afresh; SQLite's transaction is one snapshot) is in the rows and also after the cursor: the
     agent hears it again, and applying a change is idempotent (each carries the memory's state

@@ -218,12 +218,20 @@ def on_change(sender, change: MemoryChange, **kwargs) -> None:
     """memories.changes.change_recorded's receiver (connected in apps.py): one nudge a tenant
     when the transaction commits, however many changes it makes (a bulk forget makes hundreds).
     The callbacks waiting on this connection are the record: a rollback drops them with it."""
+    if change.seq is None:  # no position yet: the sequencer's `positioned` nudges once it has one
+        return
     waiting = transaction.get_connection().run_on_commit
     if any(getattr(callback, "nudges", None) == change.tenant_id for _, callback, _ in waiting):
         return
     callback = partial(nudge, change.tenant_id)
     callback.nudges = change.tenant_id
     transaction.on_commit(callback)
+
+
+def on_positioned(sender, tenant_id: int, **kwargs) -> None:
+    """audit.sequencer.positioned's receiver: changes have just been given feed positions (and
+    committed), so they can be fanned out."""
+    nudge(tenant_id)
 
 
 def fan_out(tenant_id: int, *, send: bool = True) -> list[int]:

@@ -15,7 +15,7 @@ import hmac
 from django.db import transaction
 
 from . import seals
-from .heads import ChainBroken, canonical, lock_head
+from .heads import ChainBroken, canonical, written
 from .keys import Keyring, keyring
 from .models import Transition
 
@@ -36,6 +36,9 @@ HASHED_FIELDS = (
     "content_hash",
     "prev_hash",
 )
+# What a row's own keyed digest (`leaf`) covers while it waits for a position: all but the two
+# the sequencer adds (audit/sequencer.py).
+POSITIONED = ("seq", "prev_hash")
 # What an export carries beside them: the free text, and the erasure that blanked it if one did.
 TEXT_FIELDS = ("reason", "request_id")
 ERASED = "[erased]"
@@ -58,17 +61,33 @@ def canonical_row(row: Transition) -> bytes:
     return canonical(payload)
 
 
+def canonical_leaf(row: Transition) -> bytes:
+    """The row's canonical form without its position: what it is, whenever it is linked."""
+    payload = {name: getattr(row, name) for name in HASHED_FIELDS if name not in POSITIONED}
+    payload["key_id"] = row.key_id
+    payload["created_at"] = row.created_at.isoformat(timespec="microseconds")
+    return canonical(payload)
+
+
+def _named(row: Transition) -> str:
+    return f"row #{row.seq}" if row.seq is not None else f"unsequenced transition id {row.pk}"
+
+
 def signing_key(row: Transition, ring: Keyring | None = None) -> bytes:
     if row.key_id is None:
-        raise ChainBroken(f"row #{row.seq} names no key: it was written around the application")
+        raise ChainBroken(f"{_named(row)} names no key: it was written around the application")
     key = (ring or keyring()).key(row.key_id)
     if key is None:
-        raise ChainBroken(f"row #{row.seq} is signed with key {row.key_id!r}, which is not in the keyring")
+        raise ChainBroken(f"{_named(row)} is signed with key {row.key_id!r}, which is not in the keyring")
     return key
 
 
 def row_hash(row: Transition, ring: Keyring | None = None) -> str:
     return hmac.new(signing_key(row, ring), canonical_row(row), hashlib.sha256).hexdigest()
+
+
+def leaf_mac(row: Transition, ring: Keyring | None = None) -> str:
+    return hmac.new(signing_key(row, ring), canonical_leaf(row), hashlib.sha256).hexdigest()
 
 
 def text_problem(row: Transition, key: bytes) -> str | None:
@@ -86,27 +105,21 @@ def text_problem(row: Transition, key: bytes) -> str | None:
 
 
 def append(row: Transition) -> Transition:
-    """Chain and save `row`. The caller holds a transaction; the chain head is locked here."""
-    head = lock_head(row.tenant_id)
-    stray = Transition.objects.filter(tenant_id=row.tenant_id, seq__gt=head.seq).order_by("seq").first()
-    if stray is not None:
-        raise ChainBroken(
-            f"the audit chain has row #{stray.seq} (transition id {stray.pk}) beyond its head (#{head.seq}), "
-            "written around the application or left by a rolled-back head: run verify_audit; nothing can "
-            "change until an operator resolves it"
-        )
+    """Save `row` with its own keyed digest and no position; the sequencer links it into the
+    tenant's chain once it commits (at once, in this transaction, when AUDIT_SEQUENCER is
+    `inline`). No tenant-wide row is locked here."""
     ring = keyring()
     key = ring.key(ring.current)
-    row.seq = head.seq + 1
-    row.prev_hash = head.head_hash
+    row.seq = row.prev_hash = row.hash = None
     row.key_id = ring.current
     row.reason_mac = text_mac(row.reason, key)
     row.request_id_mac = text_mac(row.request_id, key)
-    row.hash = row_hash(row, ring)
+    row.leaf = leaf_mac(row, ring)
     row.save(force_insert=True)
-    head.seq = row.seq
-    head.head_hash = row.hash
-    head.save(update_fields=["seq", "head_hash"])
+    if written(row.tenant_id):  # linked already: the row as the chain holds it
+        row.seq, row.prev_hash, row.hash = (
+            Transition.objects.filter(pk=row.pk).values_list("seq", "prev_hash", "hash").get()
+        )
     return row
 
 

@@ -9,12 +9,15 @@ import hashlib
 import hmac
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 
+from django.conf import settings
 from django.db.models import F, OuterRef, Q, Subquery
+from django.utils import timezone
 
 from memory_review.tenancy.models import Tenant
 
-from . import chain, seals
+from . import chain, seals, sequencer
 from .heads import GENESIS, ChainBroken, canonical
 from .keys import Keyring
 from .models import AuditChain, Seal, Transition
@@ -114,6 +117,8 @@ def trail(
             )
         if problem := chain.text_problem(row, key):
             return Break(tenant.slug, row.seq, row.pk, problem), walked
+        if row.leaf is not None and not hmac.compare_digest(chain.leaf_mac(row, ring), row.leaf):
+            return Break(tenant.slug, row.seq, row.pk, "its own keyed digest (leaf) was edited"), walked
         walked.last_seq, walked.last_hash = row.seq, row.hash
         if row.seq in marks:
             walked.marked[row.seq] = row.hash
@@ -131,7 +136,7 @@ def ledger(
     """The seals up to the head, as the transitions are walked; and the furthest transition
     any seal saw, which the transitions' chain must still reach."""
     walked = Walked()
-    names = (*seals.SEAL_FIELDS, "created_at", "hash", "pk")
+    names = (*seals.SEAL_FIELDS, "created_at", "hash", "leaf", "pk")
     rows = (
         Seal.objects.for_tenant(tenant)
         .filter(seq__lte=head.seal_seq if head else 0)
@@ -156,6 +161,10 @@ def ledger(
         if not hmac.compare_digest(expected, row.hash):
             problem = "seal was edited or forged (its hash no longer matches its contents)"
             return Break(tenant.slug, row.seq, None, problem, "seals"), walked
+        if row.leaf is not None and not hmac.compare_digest(seals.leaf_mac(row, key), row.leaf):
+            return Break(
+                tenant.slug, row.seq, None, "its own keyed digest (leaf) was edited", "seals"
+            ), walked
         if row.trail_seq < walked.most_trail_seq:
             problem = "it says the transitions' chain was shorter than an earlier seal saw it"
             return Break(tenant.slug, row.seq, None, problem, "seals"), walked
@@ -178,6 +187,59 @@ def _gap(tenant: Tenant, where: str, missing: int, found: int) -> Break:
     return Break(
         tenant.slug, missing, None, f"{what} #{missing} was removed (next {what} is #{found})", where
     )
+
+
+def waiting(tenant: Tenant, ring: Keyring, *, now: datetime | None = None) -> Break | None:
+    """Rows that wait for a position (audit/sequencer.py): each is protected by its own keyed
+    digest until it is linked, and none may wait past AUDIT_SEQUENCE_BOUND_SECONDS. A waiting
+    row removed leaves what it recorded unexplained: a status without its transition, a sealed
+    row without its seal (both checked below)."""
+    bound = settings.AUDIT_SEQUENCE_BOUND_SECONDS
+    oldest = (now or timezone.now()) - timedelta(seconds=bound)
+
+    def late(what: str, at: datetime) -> str:
+        return (
+            f"{what} has waited since {at:%Y-%m-%d %H:%M:%S} UTC for its position (the bound is {bound} s): "
+            "the sequencer is not running, or stopped at a row it refused"
+        )
+
+    for row in sequencer.waiting_transitions(tenant.pk).order_by("pk").iterator(chunk_size=CHUNK):
+        what = f"unsequenced transition id {row.pk}"
+        try:
+            key = chain.signing_key(row, ring)
+        except ChainBroken as exc:
+            return Break(tenant.slug, 0, row.pk, str(exc))
+        if row.leaf is None or not hmac.compare_digest(chain.leaf_mac(row, ring), row.leaf):
+            return Break(
+                tenant.slug, 0, row.pk, f"{what} was edited or forged while it waited for a position"
+            )
+        if problem := chain.text_problem(row, key):
+            return Break(tenant.slug, 0, row.pk, f"{what}: {problem}")
+        if row.created_at < oldest:
+            return Break(tenant.slug, 0, row.pk, late(what, row.created_at))
+    names = (*seals.LEAF_FIELDS, "created_at", "leaf", "pk")
+    found = sequencer.waiting_seals(tenant.pk).order_by("pk").values_list(*names).iterator(chunk_size=CHUNK)
+    for values in found:
+        row = dict(zip(names, values, strict=True))
+        what = f"unsequenced seal id {row['pk']} ({row['kind']} {row['object_id']})"
+        key = ring.key(row["key_id"])
+        if (
+            key is None
+            or row["leaf"] is None
+            or not hmac.compare_digest(seals.leaf_mac(row, key), row["leaf"])
+        ):
+            return Break(
+                tenant.slug, 0, None, f"{what} was edited or forged while it waited for a position", "seals"
+            )
+        if row["created_at"] < oldest:
+            return Break(tenant.slug, 0, None, late(what, row["created_at"]), "seals")
+    for feed in sequencer.FEEDS:
+        stuck = feed.objects.filter(tenant_id=tenant.pk, seq__isnull=True, created_at__lt=oldest).order_by(
+            "pk"
+        )
+        if (row := stuck.first()) is not None:
+            return _named(tenant, late(f"{feed._meta.verbose_name} {row.pk}", row.created_at))
+    return None
 
 
 def heads(tenant: Tenant, head: AuditChain | None, trail_end: Walked, seals_end: Walked) -> Break | None:
@@ -371,7 +433,7 @@ def _latest_seals(tenant: Tenant, kind: str, progress: Progress = UNWATCHED) -> 
     found = (
         Seal.objects.for_tenant(tenant)
         .filter(kind=kind)
-        .order_by("object_id", "seq")
+        .order_by("object_id", F("seq").asc(nulls_last=True), "pk")  # not yet sequenced: newest
         .values_list(*names)
         .iterator(chunk_size=CHUNK)
     )
@@ -400,7 +462,10 @@ def statuses(tenant: Tenant) -> Break | None:
     for relation in ("memory", "candidate"):
         model = Transition._meta.get_field(relation).related_model
         initial = model._meta.get_field("status").default
-        latest = Transition.objects.filter(**{relation: OuterRef("pk")}).order_by("-seq")
+        # A move not yet sequenced is its memory's newest (moves of one memory commit in turn).
+        latest = Transition.objects.filter(**{relation: OuterRef("pk")}).order_by(
+            F("seq").desc(nulls_first=True), "-pk"
+        )
         # Spelled out for SQL's NULLs: "last_to = status" is unknown, not false, with no transition.
         unexplained = Q(last_to__isnull=False) & (~Q(last_to=F("status")) | ~Q(last_version=F("row_version")))
         touched = Q(last_to__isnull=True) & ~Q(status=initial, row_version=1)

@@ -1,15 +1,27 @@
-"""What both of a tenant's chains share: the canonical form, the genesis link and the head lock.
+"""What both of a tenant's chains share: the canonical form, the genesis link, the head lock and
+the writers' side of sequencing.
 
-Every append, to the transitions or to the seals, first locks the tenant's one AuditChain row, so
-appends are serialised in a single order and two writers never interleave a chain (or deadlock
-taking the two heads in opposite orders).
+Writers append transitions, seals and feed changes with no position and a keyed digest of their
+own (`leaf`), and lock nothing tenant-wide: `written()` then asks for a sequencer run once their
+transaction commits. The sequencer (audit/sequencer.py) is the only one that locks the tenant's
+AuditChain row: it gives the committed rows their positions and links them, in batches.
 """
 
 import json
+import logging
+from collections.abc import Callable
+from contextvars import ContextVar
 
+from celery import current_app
 from django.apps import apps
+from django.conf import settings
+from django.core.cache import cache
+from django.db import connections, transaction
 
 GENESIS = "0" * 64
+INLINE, DEFERRED = "inline", "deferred"
+SEQUENCE_TASK = "memory_review.audit.tasks.sequence"
+logger = logging.getLogger(__name__)
 
 
 class ChainBroken(Exception):
@@ -22,7 +34,8 @@ def canonical(payload: dict) -> bytes:
 
 
 def lock_head(tenant_id: int):
-    """The tenant's AuditChain row, locked for the caller's transaction (made on first use)."""
+    """The tenant's AuditChain row, locked for the caller's transaction (made on first use).
+    Only the sequencer takes it."""
     chain_model = apps.get_model("audit", "AuditChain")
     # By primary key and without a row limit: Oracle refuses FOR UPDATE with FETCH FIRST.
     try:
@@ -30,3 +43,51 @@ def lock_head(tenant_id: int):
     except chain_model.DoesNotExist:  # the tenant's first write
         chain_model.objects.get_or_create(tenant_id=tenant_id, defaults={"head_hash": GENESIS})
         return chain_model.objects.select_for_update().get(pk=tenant_id)
+
+
+# Set while the sequencer runs: the seals it writes for the feed positions it gives are its own
+# to link, before it commits.
+sequencing: ContextVar[bool] = ContextVar("audit_sequencing", default=False)
+# The sequencer's own run, for inline sequencing: audit/apps.py sets it (the sequencer sits above
+# the writers it links, so this module never imports it).
+link_now: Callable[..., object] | None = None
+
+
+def written(tenant_id: int, *, using: str = "default") -> bool:
+    """A writer has added rows that wait for a position. Deferred (the default): one sequencer
+    run is asked for when its transaction commits, however many rows it wrote; a rollback drops
+    the request with the rows. Inline: they are linked now, in the writer's transaction, under
+    the head lock (tests, whose transactions never commit, and installs that want it). True when
+    the rows have their positions on return."""
+    if sequencing.get():
+        return False
+    if settings.AUDIT_SEQUENCER == INLINE:
+        link_now(tenant_id, using=using)
+        return True
+    waiting = connections[using].run_on_commit
+    if not any(getattr(callback, "sequences", None) == tenant_id for _, callback, _ in waiting):
+        transaction.on_commit(_Nudge(tenant_id), using=using)
+    return False
+
+
+class _Nudge:
+    def __init__(self, tenant_id: int):
+        self.sequences = tenant_id
+
+    def __call__(self) -> None:
+        nudge(self.sequences)
+
+
+def flag(tenant_id: int) -> str:
+    return f"audit:sequence:{tenant_id}"
+
+
+def nudge(tenant_id: int) -> None:
+    """Queue a sequencer run for the tenant unless one is queued: the flag is cleared when the
+    run starts, before it reads, so rows committed later queue the next. A lost nudge (the
+    cache or the broker down) waits for beat's sweep, every AUDIT_SEQUENCE_SWEEP_SECONDS."""
+    try:
+        if cache.add(flag(tenant_id), 1, timeout=settings.AUDIT_SEQUENCE_FLAG_SECONDS):
+            current_app.signature(SEQUENCE_TASK, args=(tenant_id,)).delay()
+    except Exception:  # the rows are committed and sealed by their own digests: never fail the write
+        logger.warning("audit: no sequencer run could be queued; beat's sweep will link them", exc_info=True)

@@ -11,7 +11,9 @@ from memory_review.tenancy.models import SealedTenantOwned, Tenant, TenantOwned,
 class Transition(TenantOwned):
     """Append-only (a trigger refuses UPDATE and DELETE); rows form a per-tenant hash chain."""
 
-    seq = models.PositiveBigIntegerField(help_text="Position in the tenant's chain, from 1.")
+    seq = models.PositiveBigIntegerField(
+        null=True, blank=True, help_text="Position in the tenant's chain, from 1: NULL until sequenced."
+    )
     memory = models.ForeignKey(
         "memories.Memory", on_delete=models.PROTECT, null=True, blank=True, related_name="transitions"
     )
@@ -44,13 +46,21 @@ class Transition(TenantOwned):
         null=True, blank=True, help_text="The erasure that blanked this row's reason and request id."
     )
     created_at = models.DateTimeField()
-    prev_hash = models.CharField(max_length=64)
-    hash = models.CharField(max_length=64, help_text="HMAC-SHA256 under key_id (docs/audit.md).")
+    prev_hash = models.CharField(max_length=64, null=True, blank=True)
+    hash = models.CharField(
+        max_length=64, null=True, blank=True, help_text="HMAC-SHA256 under key_id (docs/audit.md)."
+    )
     key_id = models.CharField(
         max_length=32,
         null=True,
         blank=True,
         help_text="The audit key that signed it.",
+    )
+    leaf = models.CharField(
+        max_length=64,
+        null=True,
+        blank=True,
+        help_text="HMAC-SHA256 of the row without its position, written with it (NULL before 0017).",
     )
 
     class Meta:
@@ -96,18 +106,25 @@ class Seal(TenantOwned):
     # No index of its own: (tenant, seq) and (tenant, kind, object id, seq) both lead with it, and
     # every sealed write pays for each index the ledger keeps.
     tenant = models.ForeignKey(Tenant, on_delete=models.PROTECT, related_name="+", db_index=False)
-    seq = models.PositiveBigIntegerField(help_text="Position in the tenant's ledger, from 1.")
+    seq = models.PositiveBigIntegerField(
+        null=True, blank=True, help_text="Position in the tenant's ledger, from 1: NULL until sequenced."
+    )
     kind = models.CharField(max_length=24, help_text="What was written: memory, verdict, label, ...")
     object_id = models.PositiveBigIntegerField()
     action = models.CharField(max_length=8, choices=Action.choices)
     digest = models.CharField(max_length=64)
-    trail_seq = models.PositiveBigIntegerField(help_text="How far the transitions' chain reached.")
+    trail_seq = models.PositiveBigIntegerField(
+        null=True, blank=True, help_text="How far the transitions' chain reached when it was sequenced."
+    )
     actor = models.CharField(max_length=120, help_text="Who wrote: user:<id>, token:<prefix>, system:<job>.")
     erasure = models.PositiveBigIntegerField(null=True, blank=True, help_text="For `erase`: which erasure.")
     created_at = models.DateTimeField()
-    prev_hash = models.CharField(max_length=64)
+    prev_hash = models.CharField(max_length=64, null=True, blank=True)
     key_id = models.CharField(max_length=32)
-    hash = models.CharField(max_length=64)
+    hash = models.CharField(max_length=64, null=True, blank=True)
+    leaf = models.CharField(
+        max_length=64, null=True, blank=True, help_text="HMAC-SHA256 without the position (NULL before 0017)."
+    )
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["tenant", "seq"], name="seal_tenant_seq_uq")]
@@ -119,8 +136,8 @@ class Seal(TenantOwned):
 
 
 class AuditChain(models.Model):
-    """The heads of a tenant's two chains, transitions and seals. Every append to either locks
-    this one row first, so appends are serialised in one order; the heads catch a removed tail."""
+    """The heads of a tenant's two chains, transitions and seals. Only the sequencer writes it
+    (audit/sequencer.py), holding it locked while it links a batch; the heads catch a removed tail."""
 
     tenant = models.OneToOneField(Tenant, on_delete=models.PROTECT, primary_key=True, related_name="+")
     seq = models.PositiveBigIntegerField(default=0)

@@ -31,13 +31,13 @@ from datetime import UTC, date, datetime
 from typing import ClassVar
 
 from django.apps import apps
-from django.db import IntegrityError, connections, models, router, transaction
+from django.db import connections, models, router, transaction
 from django.utils import timezone
 
 from memory_review.tenancy.db_context import current_tenant, tenant_context
 
 from .context import current_actor
-from .heads import GENESIS, ChainBroken, canonical, lock_head
+from .heads import ChainBroken, canonical, written
 from .keys import Keyring, keyring
 
 CREATE, CHANGE, ERASE, DELETE, BASELINE = "create", "change", "erase", "delete", "baseline"
@@ -109,7 +109,9 @@ class SealedQuerySet(models.QuerySet):
         if not touches(self.model, fields):
             return super().bulk_update(objs, fields, *args, **kwargs)
         with transaction.atomic(using=self.db, savepoint=False):
-            count = super().bulk_update(objs, fields, *args, **kwargs)
+            # On a plain queryset: Django's bulk_update runs update(), which here would seal too.
+            plain = models.QuerySet(self.model, using=self.db)
+            count = plain.bulk_update(objs, fields, *args, **kwargs)
             # Read back: the values may be expressions the database computed.
             seal_rows(self.model, [obj.pk for obj in objs], CHANGE, using=self.db)
         return count
@@ -314,13 +316,30 @@ def seal_payload(row) -> dict:
     return _payload({name: getattr(row, name) for name in (*SEAL_FIELDS, "created_at")})
 
 
-def _payload(values: dict) -> dict:
-    payload = {name: values[name] for name in SEAL_FIELDS}
+def _payload(values: dict, names: Sequence[str] = SEAL_FIELDS) -> dict:
+    payload = {name: values[name] for name in names}
     payload["created_at"] = values["created_at"].astimezone(UTC).isoformat(timespec="microseconds")
     return payload
 
 
-LEDGER_COLUMNS = (*SEAL_FIELDS, "created_at", "hash")
+# What a ledger row's own keyed digest (`leaf`) covers while it waits for a position: all but the
+# three the sequencer adds (audit/sequencer.py).
+POSITIONED = ("seq", "prev_hash", "trail_seq")
+LEAF_FIELDS = tuple(name for name in SEAL_FIELDS if name not in POSITIONED)
+
+
+def leaf_payload(values) -> dict:
+    """A ledger row's canonical fields without its position (a dict, or a row's attributes)."""
+    if not isinstance(values, dict):
+        values = {name: getattr(values, name) for name in (*LEAF_FIELDS, "created_at")}
+    return _payload(values, LEAF_FIELDS)
+
+
+def leaf_mac(values, key: bytes) -> str:
+    return hmac.new(key, canonical(leaf_payload(values)), hashlib.sha256).hexdigest()
+
+
+LEDGER_COLUMNS = (*LEAF_FIELDS, "created_at", "leaf")
 
 
 def _insert(rows: list[dict], *, using: str) -> None:
@@ -335,7 +354,7 @@ def _insert(rows: list[dict], *, using: str) -> None:
         [
             *(row[name] for name in LEDGER_COLUMNS[:-2]),
             ops.adapt_datetimefield_value(row["created_at"]),
-            row["hash"],
+            row["leaf"],
         ]
         for row in rows
     ]
@@ -356,35 +375,24 @@ def append(
     erasure: int | None = None,
     using: str = "default",
 ) -> None:
-    """Chain (kind, object id, action, digest) entries onto the tenant's ledger."""
-    # The ledger and its head are tenant rows: row-level security wants the tenant named, even
-    # when the write comes from the admin site or a command that set none.
+    """Add (kind, object id, action, digest) entries to the tenant's ledger, each with its own
+    keyed digest and no position: the sequencer links them into the chain once they commit. No
+    tenant-wide row is locked here, so sealed writes of one tenant do not wait for each other."""
+    # The ledger is tenant rows: row-level security wants the tenant named, even when the write
+    # comes from the admin site or a command that set none.
     key = ring.key(ring.current)
+    now, actor = timezone.now(), current_actor()
+    rows = []
+    for kind, object_id, action, row_digest in entries:
+        row = dict(
+            tenant_id=tenant_id, kind=kind, object_id=object_id, action=action, digest=row_digest,
+            actor=actor, erasure=erasure, created_at=now, key_id=ring.current,
+        )  # fmt: skip
+        row["leaf"] = leaf_mac(row, key)
+        rows.append(row)
     with transaction.atomic(using=using, savepoint=False), naming(tenant_id):
-        head = lock_head(tenant_id)
-        now, actor = timezone.now(), current_actor()
-        seq, prev = head.seal_seq, head.seal_hash or GENESIS
-        rows = []
-        for kind, object_id, action, row_digest in entries:
-            seq += 1
-            row = dict(
-                tenant_id=tenant_id, seq=seq, kind=kind, object_id=object_id, action=action,
-                digest=row_digest, trail_seq=head.seq, actor=actor, erasure=erasure, created_at=now,
-                prev_hash=prev, key_id=ring.current,
-            )  # fmt: skip
-            row["hash"] = prev = hmac.new(key, canonical(_payload(row)), hashlib.sha256).hexdigest()
-            rows.append(row)
-        try:
-            with transaction.atomic(using=using, savepoint=False):
-                _insert(rows, using=using)
-        except IntegrityError as exc:  # the seq after the head is taken: a row written around us
-            raise ChainBroken(
-                f"the seals' ledger has a row beyond its head (#{head.seal_seq}), written around the "
-                "application or left by a rolled-back head: run verify_audit; nothing can change until "
-                "an operator resolves it"
-            ) from exc
-        head.seal_seq, head.seal_hash = seq, prev
-        head.save(update_fields=["seal_seq", "seal_hash"])
+        _insert(rows, using=using)
+        written(tenant_id, using=using)
 
 
 def baseline(model, tenant_ids: Iterable[int], *, batch: int = 5000) -> None:
@@ -438,7 +446,7 @@ def latest_seal(tenant_id: int, kind: str, object_id: int) -> tuple[str, str, st
         return (
             apps.get_model("audit", "Seal")
             .objects.filter(tenant_id=tenant_id, kind=kind, object_id=object_id)
-            .order_by("-seq")
+            .order_by(models.F("seq").desc(nulls_first=True), "-pk")  # not yet sequenced: newest
             .values_list("action", "digest", "key_id")
             .first()
         )

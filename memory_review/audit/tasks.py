@@ -2,10 +2,12 @@
 
 from celery import shared_task
 
+from memory_review.tenancy.db_context import tenant_context
 from memory_review.tenancy.models import Tenant
 
-from . import verification
+from . import sequencer, verification
 from .context import acting_as
+from .heads import SEQUENCE_TASK
 from .verification import verify_and_checkpoint
 
 
@@ -25,3 +27,20 @@ def checkpoint_all() -> int:
 def verify_run(tenant_id: int, pk: int) -> str:
     """A person's "Verify now": the whole trail, with its progress on the audit page."""
     return verification.verification_run(tenant_id, pk)
+
+
+@shared_task(name=SEQUENCE_TASK)
+def sequence(tenant_id: int) -> int:
+    """Link the tenant's committed audit rows into its chains (queued when a write commits)."""
+    return sequencer.run(tenant_id).rows
+
+
+@shared_task(name="memory_review.audit.tasks.sequence_waiting")
+def sequence_waiting() -> int:
+    """Beat's sweep every AUDIT_SEQUENCE_SWEEP_SECONDS: link what a lost nudge left waiting."""
+    linked = 0
+    for tenant_id in Tenant.objects.order_by("pk").values_list("pk", flat=True):
+        with tenant_context(tenant_id):
+            if sequencer.waiting(tenant_id):
+                linked += sequencer.sequence(tenant_id).rows
+    return linked

@@ -65,6 +65,9 @@ def verify(
     problem, seals_end = checks.ledger(tenant, head, ring, marks=marks, progress=progress)
     if problem:
         return problem, found
+    progress.at("rows waiting for a position")
+    if problem := checks.waiting(tenant, ring):
+        return problem, found
     progress.at("the heads and the checkpoints")
     problem = (
         checks.heads(tenant, head, trail_end, seals_end)

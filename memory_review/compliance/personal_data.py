@@ -122,6 +122,7 @@ COLUMNS: dict[str, dict[str, tuple[Holds, str]]] = {
         "prev_hash": HASH,
         "hash": HASH,
         "key_id": CODE,
+        "leaf": HASH,
     },
     "audit.Seal": {
         "kind": CODE,
@@ -130,6 +131,7 @@ COLUMNS: dict[str, dict[str, tuple[Holds, str]]] = {
         "prev_hash": HASH,
         "key_id": CODE,
         "hash": HASH,
+        "leaf": HASH,
     },
     "audit.AuditChain": {"head_hash": HASH, "seal_hash": HASH},
     "audit.AuditVerification": {"problem": OURS, "checkpoint_line_hash": HASH, "by": ACTOR},

@@ -9,6 +9,7 @@ from prometheus_client.registry import Collector
 
 from memory_review.assessments.models import Assessment
 from memory_review.memories.models import Memory, MemoryStatus, MemoryTally
+from memory_review.memories.tallies import summed
 from memory_review.tenancy.db_context import tenant_context
 from memory_review.tenancy.models import Tenant
 
@@ -38,7 +39,7 @@ class DomainCollector(Collector):
             Tenant.objects.filter(is_active=True).order_by("slug").values_list("pk", "slug")
         ):
             with tenant_context(tenant_id):
-                tallies = dict(MemoryTally.objects.filter(tenant_id=tenant_id).values_list("of_status", "n"))
+                tallies = summed(MemoryTally.objects.filter(tenant_id=tenant_id))
                 states = dict.fromkeys(OPEN_STATES, 0)
                 states.update(  # one grouped count over the (tenant, state, lease) index
                     Assessment.objects.filter(tenant_id=tenant_id, state__in=OPEN_STATES)

@@ -6,4 +6,9 @@ class MemoriesConfig(AppConfig):
     label = "memories"
 
     def ready(self):
+        from memory_review.audit import sequencer
+
         from . import search  # noqa: F401  (registers the textcontains lookup)
+        from .models import MemoryChange
+
+        sequencer.register_feed(MemoryChange)  # the agents' feed: positions in commit order

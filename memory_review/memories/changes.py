@@ -1,11 +1,10 @@
 """The change feed's writer: every change to what is in force is recorded here, in the
 transaction that makes it (lifecycle.transition() for moves, memory_write for new memories)."""
 
-from django.db.models import Max
 from django.dispatch import Signal
 from django.utils import timezone
 
-from memory_review.audit.heads import lock_head
+from memory_review.audit.heads import written
 
 from .models import Memory, MemoryChange
 
@@ -17,19 +16,19 @@ change_recorded = Signal()
 
 
 def record(memory: Memory, kind: str, *, transition=None) -> MemoryChange:
-    """Append the change at the tenant's next feed position. The caller's transaction holds the
-    tenant's chain lock until it commits (taken again here, in case it does not yet), so the
-    positions follow commit order and none is skipped."""
-    lock_head(memory.tenant_id)
-    last = MemoryChange.objects.filter(tenant_id=memory.tenant_id).aggregate(last=Max("seq"))["last"]
+    """Append the change without a feed position: the tenant's sequencer gives it the next one
+    once it commits (audit/sequencer.py), so positions follow commit order and none is skipped,
+    and no writer waits for another's commit."""
     change = MemoryChange.objects.create(
         tenant_id=memory.tenant_id,
-        seq=(last or 0) + 1,
+        seq=None,
         memory=memory,
         kind=kind,
         transition=transition,
         created_at=transition.created_at if transition is not None else timezone.now(),
     )
+    if written(memory.tenant_id):  # given its position already (inline sequencing)
+        change.seq = MemoryChange.objects.filter(pk=change.pk).values_list("seq", flat=True).get()
     change_recorded.send(sender=MemoryChange, change=change)
     return change
 

@@ -252,16 +252,24 @@ class Memory(SealedTenantOwned, Scope):
 class MemoryTally(TenantOwned):
     """How many of a tenant's memories are in each status, kept by the writers that change it
     (memory_write adds, lifecycle.transition() moves), so the tenant's home page reads seven rows
-    rather than counting every memory. `tallies.recount()` rebuilds it after a bulk load."""
+    rather than counting every memory. `tallies.recount()` rebuilds it after a bulk load.
+
+    A status's count is kept in STRIPES rows, each writer adding to one at random (issue 30): one
+    row a status would serialise every write of a tenant until it commits, as the chain head did."""
+
+    STRIPES = 16
 
     # Not `status`: this row counts memories in a status, it has none (and only the lifecycle
     # writes a status).
     of_status = models.CharField(max_length=16, choices=MemoryStatus.choices)
+    stripe = models.PositiveSmallIntegerField(default=0)
     n = models.BigIntegerField(default=0)
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(fields=["tenant", "of_status"], name="memtally_tenant_status_uq")
+            models.UniqueConstraint(
+                fields=["tenant", "of_status", "stripe"], name="memtally_tenant_status_stripe_uq"
+            )
         ]
 
     def __str__(self) -> str:
@@ -402,10 +410,11 @@ class MemoryChange(SealedTenantOwned):
     rewritten, moved between statuses, expired, forgotten or erased. It is the agents' change
     feed and the webhooks' outbox at once, written in the transaction that made the change.
 
-    `seq` counts a tenant's changes from 1 in commit order: it is taken under the tenant's audit
-    chain lock (audit/heads.py), which every such change holds until it commits, so a change
-    committed later always has a higher `seq` and a reader that has seen `seq` N has seen every
-    change before it. The reason, the actor and the content are not copied: the feed reads them
+    `seq` counts a tenant's changes from 1 in commit order: a change is written without one, and
+    the tenant's sequencer (audit/sequencer.py), one at a time, gives committed changes the next
+    positions, so a change committed later always has a higher `seq` and a reader that has seen
+    `seq` N has seen every change before it. Readers ask only for changes with a position.
+    The reason, the actor and the content are not copied: the feed reads them
     from the transition and the memory, so an erasure that blanks those leaves no copy here.
 
     Sealed (issue 27, item 3): this is how an agent learns to forget, so a change deleted (the
@@ -423,7 +432,11 @@ class MemoryChange(SealedTenantOwned):
         FORGOTTEN = "forgotten", "forgotten"
         ERASED = "erased", "erased"
 
-    seq = models.PositiveBigIntegerField(help_text="Position in the tenant's feed, from 1, in commit order.")
+    seq = models.PositiveBigIntegerField(
+        null=True,
+        blank=True,
+        help_text="Position in the tenant's feed, from 1, in commit order: NULL until given.",
+    )
     memory = models.ForeignKey(Memory, on_delete=models.PROTECT, related_name="changes")
     kind = models.CharField(max_length=16, choices=Kind.choices)
     transition = models.ForeignKey(

@@ -76,7 +76,11 @@ APP_GRANTS: dict[str, Grant] = {
     "memories_memory": Grant(WRITE, why="forgetting is a status, not a DELETE"),
     "memories_memorytally": Grant(WRITE),
     "memories_memorylink": Grant(APPEND),
-    "memories_memorychange": Grant(APPEND, why="the agents' change feed: a change served never changes"),
+    "memories_memorychange": Grant(
+        APPEND,
+        update_columns=("seq",),
+        why="the agents' change feed: a change served never changes; the sequencer gives its position",
+    ),
     "memories_erasure": Grant(WRITE),
     "agents_receipt": Grant(
         APPEND,
@@ -113,10 +117,16 @@ APP_GRANTS: dict[str, Grant] = {
     # The audit trail.
     "audit_transition": Grant(
         APPEND,
-        update_columns=("reason", "request_id", "erased_by"),
-        why="append-only (a trigger refuses UPDATE and DELETE too, but an erasure blanking the text)",
+        update_columns=("reason", "request_id", "erased_by", "seq", "prev_hash", "hash"),
+        why="append-only (a trigger refuses UPDATE and DELETE too, but an erasure blanking the text "
+        "and the sequencer giving a waiting row its position, once)",
     ),
-    "audit_seal": Grant(APPEND, why="the seals' ledger is append-only (a trigger refuses UPDATE and DELETE)"),
+    "audit_seal": Grant(
+        APPEND,
+        update_columns=("seq", "prev_hash", "trail_seq", "hash"),
+        why="the seals' ledger is append-only (a trigger refuses UPDATE and DELETE, but the sequencer "
+        "giving a waiting seal its position, once)",
+    ),
     "audit_auditchain": Grant(
         ("SELECT", "INSERT"), update_columns=("seq", "head_hash", "seal_seq", "seal_hash")
     ),

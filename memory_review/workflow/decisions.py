@@ -254,7 +254,9 @@ class Conflict:
 
 def conflict_for(memory: Memory, seen_version: int) -> Conflict:
     current = Memory.objects.get(pk=memory.pk)
-    moves = list(Transition.objects.filter(memory=memory, row_version__gt=seen_version).order_by("seq"))
+    moves = list(
+        Transition.objects.filter(memory=memory, row_version__gt=seen_version).order_by("row_version")
+    )
     names = actor_names(move.actor for move in moves)
     for move in moves:
         move.actor_name = names[move.actor]

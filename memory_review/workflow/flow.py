@@ -164,7 +164,12 @@ def undo(*, tenant: Tenant, move_id: int, user, request_id: str | None = None, n
             f"{settings.REVIEW_UNDO_SECONDS} s; open the memory to act on it again"
         )
     memory = Memory.objects.select_for_update().get(pk=move.memory_id)
-    since = Transition.objects.filter(memory=memory, seq__gt=move.seq).order_by("seq").first()
+    # A memory's moves in order by the row versions they made: a move may still wait for its seq.
+    since = (
+        Transition.objects.filter(memory=memory, row_version__gt=move.row_version)
+        .order_by("row_version")
+        .first()
+    )
     if since is not None or memory.row_version != move.row_version:
         who = actor_names([since.actor])[since.actor] if since else "someone"
         what = (
@@ -176,18 +181,25 @@ def undo(*, tenant: Tenant, move_id: int, user, request_id: str | None = None, n
         raise UndoRefused(f"{who} acted on “{memory.subject}” since: {what}{at}; nothing was undone")
     # Back in the queue for what sent it there: the vote (or person) before the decision.
     flagged = (
-        Transition.objects.filter(memory=memory, seq__lt=move.seq, to_status=MemoryStatus.NEEDS_REVIEW)
+        Transition.objects.filter(
+            memory=memory, row_version__lt=move.row_version, to_status=MemoryStatus.NEEDS_REVIEW
+        )
         .select_related("verdict")
-        .order_by("-seq")
+        .order_by("-row_version")
         .first()
     )
     seconds = int((now - move.created_at).total_seconds())
     transition(
         obj=memory, action="reopen", actor=Actor.user(user), seen_version=memory.row_version,
-        reason=f"undid {move.action} (audit #{move.seq}) {seconds} s later",
+        reason=f"undid {move.action} ({named_move(move)}) {seconds} s later",
         verdict=flagged.verdict if flagged else None, request_id=request_id,
     )  # fmt: skip
     return memory
+
+
+def named_move(move: Transition) -> str:
+    """`audit #N`, or the row's id while it waits for its position."""
+    return f"audit #{move.seq}" if move.seq is not None else f"transition id {move.pk}"
 
 
 def _words(status: str) -> str:

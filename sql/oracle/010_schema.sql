@@ -880,6 +880,48 @@ CREATE INDEX "TRANSITION_MEMORY_SEQ_IX" ON "AUDIT_TRANSITION" ("MEMORY_ID", "SEQ
 --
 CREATE INDEX "TRANSITION_ACTOR_SEQ_IX" ON "AUDIT_TRANSITION" ("TENANT_ID", "ACTOR", "SEQ" DESC);
 
+-- audit.0017_positions_by_sequencer
+--
+-- Add field leaf to seal
+--
+ALTER TABLE "AUDIT_SEAL" ADD "LEAF" NVARCHAR2(64) NULL;
+--
+-- Add field leaf to transition
+--
+ALTER TABLE "AUDIT_TRANSITION" ADD "LEAF" NVARCHAR2(64) NULL;
+--
+-- Alter field hash on seal
+--
+-- (no-op)
+--
+-- Alter field prev_hash on seal
+--
+-- (no-op)
+--
+-- Alter field seq on seal
+--
+ALTER TABLE "AUDIT_SEAL" MODIFY "SEQ" NULL;
+--
+-- Alter field trail_seq on seal
+--
+ALTER TABLE "AUDIT_SEAL" MODIFY "TRAIL_SEQ" NULL;
+--
+-- Alter field hash on transition
+--
+-- (no-op)
+--
+-- Alter field prev_hash on transition
+--
+-- (no-op)
+--
+-- Alter field seq on transition
+--
+ALTER TABLE "AUDIT_TRANSITION" MODIFY "SEQ" NULL;
+--
+-- Raw Python operation
+--
+-- THIS OPERATION CANNOT BE WRITTEN AS SQL
+
 -- calibration.0003_tenant_id_indexes
 --
 -- Create index label_tenant_ix on field(s) tenant, id of model label
@@ -924,6 +966,25 @@ CREATE INDEX "JOBFILE_TENANT_IX" ON "JOBFILES_JOBFILE" ("TENANT_ID", "REQUESTED_
 -- Raw Python operation
 --
 -- THIS OPERATION CANNOT BE WRITTEN AS SQL
+
+-- memories.0017_feed_positions_tally_stripes
+--
+-- Remove constraint memtally_tenant_status_uq from model memorytally
+--
+ALTER TABLE "MEMORIES_MEMORYTALLY" DROP CONSTRAINT "MEMTALLY_TENANT_STATUS_UQ";
+--
+-- Add field stripe to memorytally
+--
+ALTER TABLE "MEMORIES_MEMORYTALLY" ADD "STRIPE" NUMBER(11) DEFAULT 0 NOT NULL CHECK ("STRIPE" >= 0);
+ALTER TABLE "MEMORIES_MEMORYTALLY" MODIFY "STRIPE" DEFAULT NULL;
+--
+-- Alter field seq on memorychange
+--
+ALTER TABLE "MEMORIES_MEMORYCHANGE" MODIFY "SEQ" NULL;
+--
+-- Create constraint memtally_tenant_status_stripe_uq on model memorytally
+--
+ALTER TABLE "MEMORIES_MEMORYTALLY" ADD CONSTRAINT "MEMTALLY_TENANT_STATUS_STR65D2" UNIQUE ("TENANT_ID", "OF_STATUS", "STRIPE");
 
 -- review.0003_claims_move_to_workflow
 --

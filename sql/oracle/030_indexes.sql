@@ -70,3 +70,40 @@ CREATE INDEX IF NOT EXISTS candidate_subject_text ON assessments_promotioncandid
 -- (review/lineage.py). A plain index: Django's migration (memories 0012) creates it on Oracle as
 -- it does elsewhere, so nothing is written here (a second CREATE of the same columns would fail
 -- with ORA-01408). Listed so that this file names every index the issue-29 work added.
+
+-- Positions given by the sequencer (issue 30, audit.0017 and memories.0017): a transition, a seal
+-- and a feed change are written with seq NULL until the sequencer gives them one. PostgreSQL and
+-- SQLite let any number of (tenant_id, NULL) keys into a unique index; Oracle compares them as
+-- equal, so Django's UNIQUE (tenant_id, seq) would refuse a tenant's second waiting row. Each is
+-- replaced by a unique index over the positioned rows only (a waiting row's key is all NULL, which
+-- Oracle does not index), beside a plain (tenant_id, seq) index that the reads in position order
+-- use and that finds the waiting rows (seq IS NULL with the tenant: tenant_id is never NULL).
+BEGIN
+  EXECUTE IMMEDIATE 'ALTER TABLE audit_transition DROP CONSTRAINT transition_tenant_seq_uq DROP INDEX';
+EXCEPTION WHEN OTHERS THEN IF SQLCODE != -2443 THEN RAISE; END IF;  -- dropped already
+END;
+/
+CREATE UNIQUE INDEX IF NOT EXISTS transition_tenant_seq_uq ON audit_transition (CASE WHEN seq IS NOT NULL THEN tenant_id END, seq)
+/
+CREATE INDEX IF NOT EXISTS transition_tenant_seq_ix ON audit_transition (tenant_id, seq)
+/
+
+BEGIN
+  EXECUTE IMMEDIATE 'ALTER TABLE audit_seal DROP CONSTRAINT seal_tenant_seq_uq DROP INDEX';
+EXCEPTION WHEN OTHERS THEN IF SQLCODE != -2443 THEN RAISE; END IF;  -- dropped already
+END;
+/
+CREATE UNIQUE INDEX IF NOT EXISTS seal_tenant_seq_uq ON audit_seal (CASE WHEN seq IS NOT NULL THEN tenant_id END, seq)
+/
+CREATE INDEX IF NOT EXISTS seal_tenant_seq_ix ON audit_seal (tenant_id, seq)
+/
+
+BEGIN
+  EXECUTE IMMEDIATE 'ALTER TABLE memories_memorychange DROP CONSTRAINT memchange_tenant_seq_uq DROP INDEX';
+EXCEPTION WHEN OTHERS THEN IF SQLCODE != -2443 THEN RAISE; END IF;  -- dropped already
+END;
+/
+CREATE UNIQUE INDEX IF NOT EXISTS memchange_tenant_seq_uq ON memories_memorychange (CASE WHEN seq IS NOT NULL THEN tenant_id END, seq)
+/
+CREATE INDEX IF NOT EXISTS memchange_tenant_seq_ix ON memories_memorychange (tenant_id, seq)
+/

@@ -71,14 +71,16 @@ GRANT SELECT, INSERT ON AUDIT_AUDITVERIFICATION TO MEMORY_APP
 GRANT UPDATE (CHECKPOINT_LINES, CHECKPOINT_LINE_HASH) ON AUDIT_AUDITVERIFICATION TO MEMORY_APP
 /
 
--- audit_seal: the seals' ledger is append-only (a trigger refuses UPDATE and DELETE)
+-- audit_seal: the seals' ledger is append-only (a trigger refuses UPDATE and DELETE, but the sequencer giving a waiting seal its position, once)
 GRANT SELECT, INSERT ON AUDIT_SEAL TO MEMORY_APP
 /
+GRANT UPDATE (SEQ, PREV_HASH, TRAIL_SEQ, HASH) ON AUDIT_SEAL TO MEMORY_APP
+/
 
--- audit_transition: append-only (a trigger refuses UPDATE and DELETE too, but an erasure blanking the text)
+-- audit_transition: append-only (a trigger refuses UPDATE and DELETE too, but an erasure blanking the text and the sequencer giving a waiting row its position, once)
 GRANT SELECT, INSERT ON AUDIT_TRANSITION TO MEMORY_APP
 /
-GRANT UPDATE (REASON, REQUEST_ID, ERASED_BY) ON AUDIT_TRANSITION TO MEMORY_APP
+GRANT UPDATE (REASON, REQUEST_ID, ERASED_BY, SEQ, PREV_HASH, HASH) ON AUDIT_TRANSITION TO MEMORY_APP
 /
 
 -- audit_verificationrun: a run's progress moves; the record stays
@@ -173,8 +175,10 @@ GRANT SELECT, INSERT, UPDATE ON MEMORIES_ERASURE TO MEMORY_APP
 GRANT SELECT, INSERT, UPDATE ON MEMORIES_MEMORY TO MEMORY_APP
 /
 
--- memories_memorychange: the agents' change feed: a change served never changes
+-- memories_memorychange: the agents' change feed: a change served never changes; the sequencer gives its position
 GRANT SELECT, INSERT ON MEMORIES_MEMORYCHANGE TO MEMORY_APP
+/
+GRANT UPDATE (SEQ) ON MEMORIES_MEMORYCHANGE TO MEMORY_APP
 /
 
 -- memories_memorylink: SELECT, INSERT

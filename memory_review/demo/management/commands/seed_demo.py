@@ -1,5 +1,6 @@
 """`manage.py seed_demo`: demo tenants, users and memory history. Safe to run again."""
 
+from django.conf import settings
 from django.core.management.base import BaseCommand
 
 from memory_review.demo.scenarios import DEMO_PASSWORD, TENANTS, USERS, SeedReport, seed_demo
@@ -27,6 +28,9 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, **options):
+        # No worker runs beside this command (make demo starts them after it): the rows it writes
+        # are linked into the audit chains as it writes them, not left to the sequencer's runs.
+        settings.AUDIT_SEQUENCER = "inline"  # this process ends with the command
         report = seed_demo(tenant_slugs=options["tenant"], history=options["history"])
         self._print_summary(report)
 

@@ -1,0 +1,214 @@
+"""The sequencer (docs/audit.md, "Sequencing"): it gives a tenant's committed transitions, seals
+and feed changes their positions, and links them into the tenant's chains, a batch at a time.
+
+Writers append those rows with no position and a keyed digest of their own (`leaf`), and lock
+nothing tenant-wide (audit/heads.py, `written`). One sequencer runs a tenant at a time: it holds
+the tenant's AuditChain row while it works. In one transaction it reads the rows that have
+committed without a position, oldest first, checks each one's own digest (a row changed while it
+waited is never linked: the tenant's sequencing stops, and verify_audit names the row), and
+gives them the next positions:
+
+* feed changes (the tables FEEDS names: memories' change feed) the next `seq`s of the feed, each
+  position sealed as it is given (so the seals it writes are linked in the same run);
+* transitions the next positions of the transitions' chain, each linked to the one before by
+  its keyed hash, exactly as before positions were deferred (tools/verify_export.py is unchanged);
+* seals the next positions of the seals' ledger, each recording how far the transitions' chain
+  then reached.
+
+Positions are given only to committed rows, and only by this one serial writer, so a reader that
+has seen position N has seen every position before it: a later run gives higher positions, and
+a run's positions become visible together when it commits. That is the feed's promise, kept
+without any writer waiting for another.
+"""
+
+import hashlib
+import hmac
+import logging
+from collections.abc import Callable
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+from django.core.cache import cache
+from django.db import transaction
+from django.db.models import Max
+from django.dispatch import Signal
+
+from . import chain, seals
+from .heads import GENESIS, ChainBroken, canonical, flag, lock_head, sequencing
+from .keys import Keyring, keyring
+from .models import Seal, Transition
+
+logger = logging.getLogger(__name__)
+BATCH = 1000  # rows of each kind a transaction links; a longer backlog takes more transactions
+
+# Tables whose rows take the tenant's next feed position (`seq`, unique a tenant, NULL until
+# given): memories registers its change feed here (memories/apps.py). Each must be sealed.
+FEEDS: list[type] = []
+# Sent when a run that gave feed positions commits (tenant_id=, given=): the webhooks fan out.
+positioned = Signal()
+
+
+@dataclass
+class Run:
+    fed: int = 0
+    linked: int = 0
+    sealed: int = 0
+
+    @property
+    def rows(self) -> int:
+        return self.fed + self.linked + self.sealed
+
+
+@contextmanager
+def _sequencing():
+    token = sequencing.set(True)
+    try:
+        yield
+    finally:
+        sequencing.reset(token)
+
+
+def run(tenant_id: int) -> Run:
+    """The task's work: clear the tenant's flag (a row committed from now on queues the next
+    run), then link everything waiting."""
+    try:
+        cache.delete(flag(tenant_id))
+    except Exception:  # the next nudge may wait for the flag to lapse, or the sweep: nothing is lost
+        logger.warning("audit: the cache did not answer", exc_info=True)
+    return sequence(tenant_id)
+
+
+def sequence(tenant_id: int, *, using: str = "default", batch: int = BATCH) -> Run:
+    """Give the tenant's waiting rows their positions, a batch of each kind a transaction."""
+    total = Run()
+    while True:
+        done = _one_batch(tenant_id, using=using, batch=batch)
+        total.fed, total.linked, total.sealed = (
+            total.fed + done.fed, total.linked + done.linked, total.sealed + done.sealed
+        )  # fmt: skip
+        if max(done.fed, done.linked, done.sealed) < batch:
+            return total
+
+
+def _one_batch(tenant_id: int, *, using: str, batch: int) -> Run:
+    done = Run()
+    with transaction.atomic(using=using, savepoint=False), seals.naming(tenant_id), _sequencing():
+        head = lock_head(tenant_id)
+        ring = keyring()
+        for feed in FEEDS:
+            done.fed += _feed(feed, tenant_id, using=using, batch=batch)
+        done.linked = _link_transitions(head, ring, using=using, batch=batch)
+        # The seals' batch is larger: each feed position given above was sealed just now.
+        done.sealed = _link_seals(head, ring, using=using, batch=batch * (1 + len(FEEDS)) * 2)
+        if done.linked or done.sealed:
+            head.save(update_fields=["seq", "head_hash", "seal_seq", "seal_hash"])
+        if done.fed:
+            given = done.fed
+            transaction.on_commit(lambda: positioned.send(sender=Run, tenant_id=tenant_id, given=given))
+    return done
+
+
+def _feed(model, tenant_id: int, *, using: str, batch: int) -> int:
+    manager = model.objects.db_manager(using)
+    waiting = list(manager.filter(tenant_id=tenant_id, seq__isnull=True).order_by("pk")[:batch])
+    if waiting:
+        last = manager.filter(tenant_id=tenant_id).aggregate(last=Max("seq"))["last"] or 0
+        for position, row in enumerate(waiting, start=last + 1):
+            row.seq = position
+        manager.bulk_update(waiting, ["seq"])  # sealed: the position is in the row's seal
+    return len(waiting)
+
+
+def waiting_transitions(tenant_id: int):
+    return Transition.objects.filter(tenant_id=tenant_id, seq__isnull=True)
+
+
+def waiting_seals(tenant_id: int):
+    return Seal.objects.filter(tenant_id=tenant_id, seq__isnull=True)
+
+
+def _link_transitions(head, ring: Keyring, *, using: str, batch: int) -> int:
+    rows = list(waiting_transitions(head.tenant_id).using(using).order_by("pk")[:batch])
+    if rows:
+        _refuse_beyond(
+            Transition, head.tenant_id, head.seq, using, "the audit chain has row", "transition id"
+        )
+    for row in rows:
+        key = ring.key(row.key_id) if row.key_id else None
+        # Its own digest covers its text's keyed hashes; the text itself must still match them.
+        intact = key is not None and chain.text_problem(row, key) is None
+        _refuse_changed(row.leaf, chain.leaf_mac(row, ring) if intact else None, f"transition id {row.pk}")
+        row.seq, row.prev_hash = head.seq + 1, head.head_hash or GENESIS
+        row.hash = chain.row_hash(row, ring)
+        head.seq, head.head_hash = row.seq, row.hash
+    if rows:
+        Transition.objects.using(using).bulk_update(rows, ["seq", "prev_hash", "hash"])
+    return len(rows)
+
+
+SEAL_READ = (*seals.LEAF_FIELDS, "created_at", "leaf", "pk")
+
+
+def _link_seals(head, ring: Keyring, *, using: str, batch: int) -> int:
+    found = list(waiting_seals(head.tenant_id).using(using).order_by("pk").values_list(*SEAL_READ)[:batch])
+    rows = []
+    if found:
+        _refuse_beyond(Seal, head.tenant_id, head.seal_seq, using, "the seals' ledger has seal", "seal id")
+    for values in found:
+        row = dict(zip(SEAL_READ, values, strict=True))
+        key = ring.key(row["key_id"])
+        expected = seals.leaf_mac(row, key) if key is not None else None
+        _refuse_changed(row["leaf"], expected, f"seal id {row['pk']}")
+        row["seq"], row["prev_hash"], row["trail_seq"] = (
+            head.seal_seq + 1,
+            head.seal_hash or GENESIS,
+            head.seq,
+        )
+        row["hash"] = hmac.new(key, canonical(seals._payload(row)), hashlib.sha256).hexdigest()
+        head.seal_seq, head.seal_hash = row["seq"], row["hash"]
+        rows.append(
+            Seal(pk=row["pk"], **{name: row[name] for name in ("seq", "prev_hash", "trail_seq", "hash")})
+        )
+    if rows:
+        Seal.objects.using(using).bulk_update(rows, ["seq", "prev_hash", "trail_seq", "hash"])
+    return len(rows)
+
+
+def _refuse_beyond(model, tenant_id: int, at: int, using: str, what: str, named: str) -> None:
+    """A row positioned past the head was written around the application (or left by a head
+    rolled back): the next position is taken, so nothing is linked until an operator looks."""
+    stray = (
+        model.objects.using(using)
+        .filter(tenant_id=tenant_id, seq__gt=at)
+        .order_by("seq")
+        .values_list("seq", "pk")
+    ).first()
+    if stray is not None:
+        raise ChainBroken(
+            f"{what} #{stray[0]} ({named} {stray[1]}) beyond its head (#{at}), written around the "
+            "application or left by a rolled-back head: run verify_audit; nothing can change until an "
+            "operator resolves it"
+        )
+
+
+def _refuse_changed(stored: str | None, expected: str | None, what: str) -> None:
+    if expected is None or stored is None or not hmac.compare_digest(stored, expected):
+        raise ChainBroken(
+            f"{what} changed while it waited for a position (its own keyed digests no longer match, "
+            "or it names no key): nothing more is linked until an operator looks (run verify_audit)"
+        )
+
+
+def waiting(tenant_id: int) -> bool:
+    """Whether any of the tenant's rows waits for a position (three index probes)."""
+    return (
+        waiting_transitions(tenant_id).exists()
+        or waiting_seals(tenant_id).exists()
+        or any(f.objects.filter(tenant_id=tenant_id, seq__isnull=True).exists() for f in FEEDS)
+    )
+
+
+def register_feed(model) -> Callable:
+    if model not in FEEDS:
+        FEEDS.append(model)
+    return model

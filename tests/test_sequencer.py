@@ -1,0 +1,291 @@
+"""Sequencing (issue 30, docs/audit.md "Sequencing"): writers add audit rows with no position and
+their own keyed digest, and lock nothing tenant-wide; the sequencer gives committed rows their
+positions. Here the deferred way, as production runs: the rows wait until `sequence()` (the
+task's work) links them. The concurrency tests at the end need PostgreSQL."""
+
+import threading
+from datetime import timedelta
+
+import pytest
+from django.db import connection, connections, transaction
+from django.utils import timezone
+
+from memory_review.agents import feed
+from memory_review.audit import checks, heads, sequencer, verification
+from memory_review.audit.keys import keyring
+from memory_review.audit.models import AuditChain, Seal, Transition
+from memory_review.audit.tasks import sequence_waiting
+from memory_review.lifecycle import Actor, LifecycleError, transition
+from memory_review.memories.models import Memory, MemoryChange
+from tests.factories import make_memory, without_append_only_trigger
+
+
+@pytest.fixture
+def deferred(settings):
+    settings.AUDIT_SEQUENCER = heads.DEFERRED
+    settings.CELERY_TASK_ALWAYS_EAGER = True  # a nudge on commit runs the sequencer in-process
+
+
+def sql(statement: str, params: list) -> None:
+    with connection.cursor() as cursor:
+        cursor.execute(statement, params)
+
+
+def flag(memory: Memory, who: str = "3") -> Transition:
+    memory.refresh_from_db()
+    return transition(
+        obj=memory, action="flag", actor=Actor("user", who), reason="check", seen_version=memory.row_version
+    )
+
+
+def test_a_write_waits_for_its_position_sealed_by_its_own_digest_and_takes_no_head_lock(acme, deferred):
+    before = AuditChain.objects.filter(tenant=acme).values_list("seq", "seal_seq").first()
+    memory = make_memory(acme)
+    move = flag(memory)
+
+    assert move.seq is None and move.hash is None and len(move.leaf) == 64
+    assert (
+        AuditChain.objects.filter(tenant=acme).values_list("seq", "seal_seq").first() == before
+    )  # untouched
+    assert Seal.objects.filter(tenant=acme, seq__isnull=True).count() == 4  # event, memory, two changes
+    assert MemoryChange.objects.filter(tenant=acme, seq__isnull=True).count() == 2  # created, moved
+    assert feed.read(acme, 0).changes == []  # the feed serves positions only
+    assert verification.problem_in(acme) is None  # waiting, within the bound, each as it was written
+
+    done = sequencer.sequence(acme.pk)
+
+    assert (done.fed, done.linked) == (2, 1)
+    move.refresh_from_db()
+    assert move.seq == 1 and move.prev_hash == heads.GENESIS
+    assert [c.seq for c in feed.read(acme, 0).changes] == [1, 2]
+    assert not sequencer.waiting(acme.pk)
+    head = AuditChain.objects.get(tenant=acme)
+    assert (head.seq, head.head_hash, head.seal_seq) == (
+        1,
+        move.hash,
+        Seal.objects.filter(tenant=acme).count(),
+    )
+    assert Seal.objects.filter(tenant=acme, kind="change").count() == 4  # each change, then its position
+    assert verification.problem_in(acme) is None
+
+
+def test_deferred_and_inline_links_are_one_chain_that_verifies_across_the_change(acme, settings):
+    """Rows linked in the writer's transaction (as every row was before sequencing was deferred)
+    and rows linked later form one chain: the format is the same, so it verifies across it."""
+    settings.AUDIT_SEQUENCER = heads.INLINE
+    before = [make_memory(acme) for _ in range(3)]
+    for memory in before:
+        flag(memory)
+    settings.AUDIT_SEQUENCER = heads.DEFERRED
+    for memory in before:
+        memory.refresh_from_db()
+        transition(
+            obj=memory,
+            action="approve",
+            actor=Actor("user", "3"),
+            reason="ok",
+            seen_version=memory.row_version,
+        )
+    sequencer.sequence(acme.pk)
+    settings.AUDIT_SEQUENCER = heads.INLINE
+    flag(make_memory(acme))
+
+    assert list(Transition.objects.filter(tenant=acme).order_by("seq").values_list("seq", flat=True)) == [
+        1, 2, 3, 4, 5, 6, 7,
+    ]  # fmt: skip
+    assert verification.problem_in(acme) is None
+
+
+def test_rows_from_before_positions_were_deferred_have_no_leaf_and_still_verify(acme, settings):
+    settings.AUDIT_SEQUENCER = heads.INLINE
+    flag(make_memory(acme))
+    # What migration audit.0017 leaves on the rows it finds: no leaf of their own.
+    for table in ("audit_transition", "audit_seal"):
+        without_append_only_trigger(f"UPDATE {table} SET leaf = NULL", [])
+    settings.AUDIT_SEQUENCER = heads.DEFERRED
+    flag(make_memory(acme))
+    sequencer.sequence(acme.pk)
+
+    assert Transition.objects.filter(tenant=acme, leaf__isnull=True).count() == 1
+    assert verification.problem_in(acme) is None
+
+
+@pytest.mark.parametrize(
+    "table, column, value, named",
+    [
+        (
+            "audit_transition",
+            "reason",
+            "nothing to see",
+            "unsequenced transition id {t}: its reason was edited",
+        ),
+        ("audit_transition", "to_status", "active", "unsequenced transition id {t} was edited or forged"),
+        ("audit_transition", "leaf", "0" * 64, "unsequenced transition id {t} was edited or forged"),
+        ("audit_seal", "digest", "0" * 64, "unsequenced seal id {s} (memory {m}) was edited or forged"),
+        ("audit_seal", "actor", "user:99", "unsequenced seal id {s} (memory {m}) was edited or forged"),
+    ],
+)
+def test_a_waiting_row_changed_is_named_and_never_linked(acme, deferred, table, column, value, named):
+    memory = make_memory(acme)
+    move = flag(memory)
+    seal = Seal.objects.filter(tenant=acme, kind="memory", object_id=memory.pk).order_by("-pk").first()
+    pk = move.pk if table == "audit_transition" else seal.pk
+    # The append-only triggers refuse this; whoever changes a waiting row goes around them.
+    without_append_only_trigger(f"UPDATE {table} SET {column} = %s WHERE id = %s", [value, pk])
+
+    found = verification.problem_in(acme)
+
+    assert named.format(t=move.pk, s=seal.pk, m=memory.pk) in str(found)
+    with (
+        pytest.raises(heads.ChainBroken, match="changed while it waited for a position"),
+        transaction.atomic(),
+    ):
+        sequencer.sequence(acme.pk)
+    assert Transition.objects.filter(tenant=acme, seq__isnull=False).count() == 0  # nothing was linked
+
+
+def test_a_waiting_row_removed_leaves_what_it_recorded_unexplained(acme, deferred):
+    memory = make_memory(acme)
+    move = flag(memory)
+    MemoryChange.objects.filter(transition=move).delete()  # sealed, so the delete is sealed too
+    without_append_only_trigger("DELETE FROM audit_transition WHERE id = %s", [move.pk])
+
+    assert "its status was changed without a transition" in str(verification.problem_in(acme))
+
+
+def test_a_row_waiting_past_the_bound_is_reported(acme, deferred, settings):
+    move = flag(make_memory(acme))
+    settings.AUDIT_SEQUENCE_BOUND_SECONDS = 60
+
+    later = timezone.now() + timedelta(seconds=61)
+    found = checks.waiting(acme, keyring(), now=later)
+
+    assert f"unsequenced transition id {move.pk} has waited since" in found.problem
+    assert "the bound is 60 s" in found.problem
+    assert checks.waiting(acme, keyring(), now=timezone.now() + timedelta(seconds=59)) is None
+    sequencer.sequence(acme.pk)
+    assert checks.waiting(acme, keyring(), now=later) is None
+
+
+def test_the_application_refuses_the_sequencer_nothing_else(acme, deferred):
+    """The triggers let a waiting row take its position once, and nothing more."""
+    move = flag(make_memory(acme))
+    sequencer.sequence(acme.pk)
+    move.refresh_from_db()
+    with pytest.raises(Exception, match="append-only"), transaction.atomic():
+        sql("UPDATE audit_transition SET seq = %s WHERE id = %s", [move.seq + 10, move.pk])
+    seal = Seal.objects.filter(tenant=acme).order_by("pk").first()
+    with pytest.raises(Exception, match="append-only"), transaction.atomic():
+        sql("UPDATE audit_seal SET seq = %s WHERE id = %s", [seal.seq + 100, seal.pk])
+    waiting = flag(make_memory(acme))
+    with pytest.raises(Exception, match="append-only"), transaction.atomic():
+        sql(
+            "UPDATE audit_transition SET seq = 99, prev_hash = 'x', hash = 'y', actor = 'user:9' "
+            "WHERE id = %s",
+            [waiting.pk],
+        )
+
+
+def test_a_row_written_beyond_the_head_stops_the_sequencer_and_is_named(acme, deferred):
+    move = flag(make_memory(acme))
+    sequencer.sequence(acme.pk)
+    move.refresh_from_db()
+    stray = Transition.objects.create(
+        tenant_id=acme.pk, seq=2, memory_id=move.memory_id, from_status="active", to_status="frozen",
+        action="freeze", actor="user:3", reason="stray", row_version=9, created_at=move.created_at,
+        prev_hash=move.hash, hash="0" * 64, key_id=move.key_id,
+    )  # fmt: skip
+    flag(make_memory(acme))
+
+    with (
+        pytest.raises(
+            heads.ChainBroken, match=rf"row #2 \(transition id {stray.pk}\) beyond its head \(#1\)"
+        ),
+        transaction.atomic(),
+    ):
+        sequencer.sequence(acme.pk)
+    assert "row lies beyond the chain's head (#1)" in str(verification.problem_in(acme))
+
+
+def test_beats_sweep_links_what_a_lost_nudge_left(acme, globex, deferred):
+    flag(make_memory(acme))
+    flag(make_memory(globex))
+
+    assert sequence_waiting() > 0
+
+    assert not sequencer.waiting(acme.pk) and not sequencer.waiting(globex.pk)
+    assert verification.problem_in(acme) is None and verification.problem_in(globex) is None
+
+
+def test_inline_sequencing_refuses_the_write_when_the_chain_cannot_take_it(acme, settings):
+    settings.AUDIT_SEQUENCER = heads.INLINE
+    memory = make_memory(acme)
+    settings.AUDIT_SEQUENCER = heads.DEFERRED
+    other = flag(make_memory(acme))
+    without_append_only_trigger("UPDATE audit_transition SET reason = 'x' WHERE id = %s", [other.pk])
+    settings.AUDIT_SEQUENCER = heads.INLINE
+
+    with pytest.raises(LifecycleError, match="changed while it waited"):
+        flag(memory)
+
+
+# -- concurrent writers (PostgreSQL) ---------------------------------------------------------------
+
+postgres_only = pytest.mark.skipif(
+    connection.vendor != "postgresql",
+    reason="needs PostgreSQL: SQLite has one writer at a time (make test runs the PostgreSQL pass)",
+)
+
+
+@postgres_only
+@pytest.mark.django_db(transaction=True)
+def test_a_writer_does_not_wait_for_another_tenant_writers_commit_and_the_feed_keeps_commit_order(
+    acme, deferred, monkeypatch
+):
+    """Two writers of one tenant: the first holds its transaction open. Before issue 30 the second
+    waited on the chain head until the first committed; now it commits at once, its change is
+    positioned first, and the first's comes after it when it commits: a reader that has seen a
+    position has seen every one before it. (Each adds to a count stripe of its own: two writers
+    that draw the same stripe of a status's 16, 1 time in 16, do wait for each other.)"""
+    from memory_review.memories import tallies
+
+    monkeypatch.setattr(
+        tallies.random, "randrange", lambda n: 1 if threading.current_thread().name == "slow" else 2
+    )
+    first, second = make_memory(acme), make_memory(acme)
+    cursor = feed.head(acme)
+    holding, release = threading.Event(), threading.Event()
+    quick_done = threading.Event()
+
+    def slow_writer():
+        try:
+            with transaction.atomic():
+                flag(first, "1")
+                holding.set()
+                release.wait(30)
+        finally:
+            connections.close_all()
+
+    def quick_writer():
+        try:
+            flag(second, "2")
+            quick_done.set()
+        finally:
+            connections.close_all()
+
+    slow = threading.Thread(target=slow_writer, name="slow")
+    slow.start()
+    assert holding.wait(10)
+    quick = threading.Thread(target=quick_writer)
+    quick.start()
+    # The slow one commits only when released: finishing first means it never waited for it.
+    assert quick_done.wait(20), "the second writer waited for the first one's open transaction"
+    quick.join(10)
+    while_open = feed.read(acme, cursor)
+    release.set()
+    slow.join(10)
+    after = feed.read(acme, while_open.cursor)
+
+    assert [(c.memory_id, c.seq) for c in while_open.changes] == [(second.pk, cursor + 1)]
+    assert [(c.memory_id, c.seq) for c in after.changes] == [(first.pk, cursor + 2)]
+    assert verification.problem_in(acme) is None
