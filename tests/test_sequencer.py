@@ -5,6 +5,7 @@ task's work) links them. The concurrency tests at the end need PostgreSQL."""
 
 import threading
 from datetime import timedelta
+from types import SimpleNamespace
 
 import pytest
 from django.db import connection, connections, transaction
@@ -288,4 +289,45 @@ def test_a_writer_does_not_wait_for_another_tenant_writers_commit_and_the_feed_k
 
     assert [(c.memory_id, c.seq) for c in while_open.changes] == [(second.pk, cursor + 1)]
     assert [(c.memory_id, c.seq) for c in after.changes] == [(first.pk, cursor + 2)]
+    assert verification.problem_in(acme) is None
+
+
+@postgres_only
+@pytest.mark.django_db(transaction=True)
+def test_a_run_that_finds_the_head_held_leaves_at_once_and_the_holder_goes_on(
+    acme, deferred, settings, monkeypatch
+):
+    """No worker process waits on the head: a second run leaves the flag set and goes; the run
+    that holds the head finds the flag when it commits and links what came meanwhile."""
+    from django.core.cache import cache
+
+    queued = []  # the runs the nudges queue, not run here: this test runs them
+    monkeypatch.setattr(
+        heads.current_app, "signature", lambda name, args: SimpleNamespace(delay=lambda: queued.append(args))
+    )
+    memory = make_memory(acme)
+    sequencer.run(acme.pk)
+    holding, release = threading.Event(), threading.Event()
+
+    def holder():
+        try:
+            with transaction.atomic():
+                heads.lock_head(acme.pk)
+                holding.set()
+                release.wait(20)
+        finally:
+            connections.close_all()
+
+    held = threading.Thread(target=holder)
+    held.start()
+    assert holding.wait(10)
+    flag(memory)  # committed: its nudge sets the flag and queues a run
+    assert cache.get(heads.flag(acme.pk)) is not None and queued == [(acme.pk,)] * 2  # make_memory, flag
+
+    assert sequencer.run(acme.pk).rows == 0  # returned at once: the head is held
+    assert sequencer.waiting(acme.pk) and cache.get(heads.flag(acme.pk)) is not None
+    release.set()
+    held.join(10)
+    assert sequencer.run(acme.pk).linked == 1  # as the holder's run would on finding the flag
+    assert not sequencer.waiting(acme.pk) and cache.get(heads.flag(acme.pk)) is None
     assert verification.problem_in(acme) is None
