@@ -450,6 +450,9 @@ AUDIT_SEQUENCER = os.environ.get("AUDIT_SEQUENCER", "deferred")
 if AUDIT_SEQUENCER not in ("deferred", "inline"):
     raise ImproperlyConfigured(f"AUDIT_SEQUENCER is {AUDIT_SEQUENCER!r}: it must be deferred or inline")
 AUDIT_SEQUENCE_FLAG_SECONDS = env_int("AUDIT_SEQUENCE_FLAG_SECONDS", 30)  # a lost run's flag lapses
+# A run is queued this long after the commit that asks for it, so one run links many commits' rows:
+# the agents' feed hears a change this much later, and the sequencer's cost an event falls.
+AUDIT_SEQUENCE_DELAY_MS = env_int("AUDIT_SEQUENCE_DELAY_MS", 200)
 AUDIT_SEQUENCE_SWEEP_SECONDS = env_float("AUDIT_SEQUENCE_SWEEP_SECONDS", 5.0)  # beat links what nudges missed
 # A row waiting longer than this for its position is reported by verify_audit (the sequencer is
 # stopped, or refused a row changed while it waited).

@@ -303,7 +303,9 @@ def test_a_run_that_finds_the_head_held_leaves_at_once_and_the_holder_goes_on(
 
     queued = []  # the runs the nudges queue, not run here: this test runs them
     monkeypatch.setattr(
-        heads.current_app, "signature", lambda name, args: SimpleNamespace(delay=lambda: queued.append(args))
+        heads.current_app,
+        "signature",
+        lambda name, args: SimpleNamespace(apply_async=lambda countdown: queued.append(args)),
     )
     memory = make_memory(acme)
     sequencer.run(acme.pk)

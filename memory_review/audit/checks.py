@@ -433,7 +433,7 @@ def _latest_seals(tenant: Tenant, kind: str, progress: Progress = UNWATCHED) -> 
     found = (
         Seal.objects.for_tenant(tenant)
         .filter(kind=kind)
-        .order_by("object_id", F("seq").asc(nulls_last=True), "pk")  # not yet sequenced: newest
+        .order_by("object_id", "pk")  # an object's seals are written in turn: its newest is its last
         .values_list(*names)
         .iterator(chunk_size=CHUNK)
     )

@@ -83,11 +83,16 @@ def flag(tenant_id: int) -> str:
 
 
 def nudge(tenant_id: int) -> None:
-    """Queue a sequencer run for the tenant unless one is queued: the flag is cleared when the
-    run starts, before it reads, so rows committed later queue the next. A lost nudge (the
+    """Queue a sequencer run for the tenant, AUDIT_SEQUENCE_DELAY_MS from now, unless one is
+    queued: the flag is cleared when the run starts, before it reads, so rows committed later
+    queue the next (or the run goes on: sequencer.run). A lost nudge (the
     cache or the broker down) waits for beat's sweep, every AUDIT_SEQUENCE_SWEEP_SECONDS."""
     try:
         if cache.add(flag(tenant_id), 1, timeout=settings.AUDIT_SEQUENCE_FLAG_SECONDS):
-            current_app.signature(SEQUENCE_TASK, args=(tenant_id,)).delay()
+            # A moment late, so one run links what many commits wrote (as a group commit does):
+            # a run costs a few queries however many rows it links.
+            current_app.signature(SEQUENCE_TASK, args=(tenant_id,)).apply_async(
+                countdown=settings.AUDIT_SEQUENCE_DELAY_MS / 1000
+            )
     except Exception:  # the rows are committed and sealed by their own digests: never fail the write
         logger.warning("audit: no sequencer run could be queued; beat's sweep will link them", exc_info=True)

@@ -103,7 +103,7 @@ class Seal(TenantOwned):
         DELETE = "delete", "deleted"
         BASELINE = "baseline", "sealed at upgrade"
 
-    # No index of its own: (tenant, seq) and (tenant, kind, object id, seq) both lead with it, and
+    # No index of its own: (tenant, seq) and (tenant, kind, object id, id) both lead with it, and
     # every sealed write pays for each index the ledger keeps.
     tenant = models.ForeignKey(Tenant, on_delete=models.PROTECT, related_name="+", db_index=False)
     seq = models.PositiveBigIntegerField(
@@ -129,7 +129,10 @@ class Seal(TenantOwned):
     class Meta:
         constraints = [models.UniqueConstraint(fields=["tenant", "seq"], name="seal_tenant_seq_uq")]
         # Verification reads each kind's seals in object order, beside the rows they seal.
-        indexes = [models.Index(fields=["tenant", "kind", "object_id", "seq"], name="seal_object_ix")]
+        # By id, not seq: an object's seals are written in turn (its row is locked by each write), so
+        # its newest is its highest id, sequenced or not; and giving a seal its position then
+        # updates one index, not two.
+        indexes = [models.Index(fields=["tenant", "kind", "object_id", "id"], name="seal_object_id_ix")]
 
     def __str__(self) -> str:
         return f"seal #{self.seq}: {self.kind} {self.object_id} {self.action}"

@@ -446,7 +446,7 @@ def latest_seal(tenant_id: int, kind: str, object_id: int) -> tuple[str, str, st
         return (
             apps.get_model("audit", "Seal")
             .objects.filter(tenant_id=tenant_id, kind=kind, object_id=object_id)
-            .order_by(models.F("seq").desc(nulls_first=True), "-pk")  # not yet sequenced: newest
+            .order_by("-pk")  # an object's seals are written in turn: its newest is its highest id
             .values_list("action", "digest", "key_id")
             .first()
         )

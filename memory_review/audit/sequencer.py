@@ -187,7 +187,8 @@ def _link_transitions(head, ring: Keyring, *, using: str, batch: int) -> int:
         row.hash = chain.row_hash(row, ring)
         head.seq, head.head_hash = row.seq, row.hash
     if rows:
-        _write_positions(Transition, ("seq", "prev_hash", "hash"), rows, using=using)
+        positions = [(row.pk, row.seq, row.prev_hash, row.hash) for row in rows]
+        _write_positions(Transition, ("seq", "prev_hash", "hash"), positions, using=using)
     return len(rows)
 
 
@@ -211,22 +212,21 @@ def _link_seals(head, ring: Keyring, *, using: str, batch: int) -> int:
         )
         row["hash"] = hmac.new(key, canonical(seals._payload(row)), hashlib.sha256).hexdigest()
         head.seal_seq, head.seal_hash = row["seq"], row["hash"]
-        rows.append(
-            Seal(pk=row["pk"], **{name: row[name] for name in ("seq", "prev_hash", "trail_seq", "hash")})
-        )
+        rows.append((row["pk"], row["seq"], row["prev_hash"], row["trail_seq"], row["hash"]))
     if rows:
         _write_positions(Seal, ("seq", "prev_hash", "trail_seq", "hash"), rows, using=using)
     return len(rows)
 
 
-def _write_positions(model, names: tuple[str, ...], rows: list, *, using: str) -> None:
-    """The positions in as few statements as the backend allows. PostgreSQL: one UPDATE ... FROM
-    (VALUES ...) a thousand rows, the values as they are (Django's bulk_update builds a CASE per
-    column per row, which cost more than the HMACs). Elsewhere bulk_update (Oracle: a MERGE
-    would do the same; not measured here)."""
+def _write_positions(model, names: tuple[str, ...], rows: list[tuple], *, using: str) -> None:
+    """(id, *values of `names`) for each row, in as few statements as the backend allows.
+    PostgreSQL: one UPDATE ... FROM (VALUES ...) a thousand rows, the values as they are (Django's
+    bulk_update builds a CASE per column per row, which cost more than the HMACs). Elsewhere
+    bulk_update (on Oracle a MERGE would do the same; not measured here)."""
     connection = connections[using]
     if connection.vendor != "postgresql":
-        model.objects.using(using).bulk_update(rows, list(names))
+        objs = [model(pk=pk, **dict(zip(names, values, strict=True))) for pk, *values in rows]
+        model.objects.using(using).bulk_update(objs, list(names))
         return
     quote = connection.ops.quote_name
     columns = [model._meta.get_field(name).column for name in names]
@@ -240,7 +240,7 @@ def _write_positions(model, names: tuple[str, ...], rows: list, *, using: str) -
             cursor.execute(
                 f"UPDATE {quote(model._meta.db_table)} AS t SET {sets} "
                 f"FROM (VALUES {', '.join([one] * len(chunk))}) AS v(id, {named}) WHERE t.id = v.id",
-                [value for row in chunk for value in (row.pk, *(getattr(row, name) for name in names))],
+                [value for row in chunk for value in row],
             )
 
 

@@ -922,6 +922,16 @@ ALTER TABLE "AUDIT_TRANSITION" MODIFY "SEQ" NULL;
 --
 -- THIS OPERATION CANNOT BE WRITTEN AS SQL
 
+-- audit.0018_seal_object_by_id
+--
+-- Remove index seal_object_ix from seal
+--
+DROP INDEX "SEAL_OBJECT_IX";
+--
+-- Create index seal_object_id_ix on field(s) tenant, kind, object_id, id of model seal
+--
+CREATE INDEX "SEAL_OBJECT_ID_IX" ON "AUDIT_SEAL" ("TENANT_ID", "KIND", "OBJECT_ID", "ID");
+
 -- calibration.0003_tenant_id_indexes
 --
 -- Create index label_tenant_ix on field(s) tenant, id of model label
