@@ -442,11 +442,13 @@ AUDIT_VERIFY_LOST_SECONDS = env_int("AUDIT_VERIFY_LOST_SECONDS", 900)
 # Signed checkpoints of each chain's head, written outside the database (append-only files).
 AUDIT_CHECKPOINT_DIR = os.environ.get("AUDIT_CHECKPOINT_DIR") or str(VAR_DIR / "audit-checkpoints")
 AUDIT_CHECKPOINT_MINUTES = env_int("AUDIT_CHECKPOINT_MINUTES", 10)
-# Sequencing (docs/audit.md, "Sequencing"): writers add audit rows with no position, and one
-# sequencer run a tenant at a time links the committed ones. `deferred` (the default) queues a run
-# when a write commits; `inline` links them in the writer's transaction, under the tenant's head
-# lock, as every write did before issue 30 (tests use it: their transactions never commit).
-AUDIT_SEQUENCER = os.environ.get("AUDIT_SEQUENCER", "deferred")
+# Sequencing (docs/audit.md, "Sequencing"). `inline` (the default): each writer links its audit
+# rows as it writes them, holding the tenant's chain head until it commits. `deferred`: writers add
+# rows with no position and lock nothing shared, and one sequencer run a tenant at a time (queued
+# when a write commits, on any worker) links the committed ones. Deferred takes the lock away but
+# costs more CPU an event until seals are linked a batch at a time: on one 2-core host inline is
+# faster (BENCHMARKS.md, "The sequencer"); a tenant spread over many worker hosts wants deferred.
+AUDIT_SEQUENCER = os.environ.get("AUDIT_SEQUENCER", "inline")
 if AUDIT_SEQUENCER not in ("deferred", "inline"):
     raise ImproperlyConfigured(f"AUDIT_SEQUENCER is {AUDIT_SEQUENCER!r}: it must be deferred or inline")
 AUDIT_SEQUENCE_FLAG_SECONDS = env_int("AUDIT_SEQUENCE_FLAG_SECONDS", 30)  # a lost run's flag lapses

@@ -16,7 +16,7 @@ from memory_review.audit import checks, heads, sequencer, verification
 from memory_review.audit.keys import keyring
 from memory_review.audit.models import AuditChain, Seal, Transition
 from memory_review.audit.tasks import sequence_waiting
-from memory_review.lifecycle import Actor, LifecycleError, transition
+from memory_review.lifecycle import Actor, transition
 from memory_review.memories.models import Memory, MemoryChange
 from tests.factories import make_memory, without_append_only_trigger
 
@@ -216,18 +216,6 @@ def test_beats_sweep_links_what_a_lost_nudge_left(acme, globex, deferred):
 
     assert not sequencer.waiting(acme.pk) and not sequencer.waiting(globex.pk)
     assert verification.problem_in(acme) is None and verification.problem_in(globex) is None
-
-
-def test_inline_sequencing_refuses_the_write_when_the_chain_cannot_take_it(acme, settings):
-    settings.AUDIT_SEQUENCER = heads.INLINE
-    memory = make_memory(acme)
-    settings.AUDIT_SEQUENCER = heads.DEFERRED
-    other = flag(make_memory(acme))
-    without_append_only_trigger("UPDATE audit_transition SET reason = 'x' WHERE id = %s", [other.pk])
-    settings.AUDIT_SEQUENCER = heads.INLINE
-
-    with pytest.raises(LifecycleError, match="changed while it waited"):
-        flag(memory)
 
 
 # -- concurrent writers (PostgreSQL) ---------------------------------------------------------------

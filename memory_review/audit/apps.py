@@ -6,7 +6,6 @@ class AuditConfig(AppConfig):
     label = "audit"
 
     def ready(self):
-        from . import heads, identities, sequencer
+        from . import identities
 
         identities.connect()  # users, groups and sign-ins are sealed as Django writes them
-        heads.link_now = sequencer.sequence  # AUDIT_SEQUENCER=inline: writers link their own rows

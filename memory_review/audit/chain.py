@@ -15,7 +15,7 @@ import hmac
 from django.db import transaction
 
 from . import seals
-from .heads import ChainBroken, canonical, written
+from .heads import ChainBroken, canonical, links_inline, lock_head, written
 from .keys import Keyring, keyring
 from .models import Transition
 
@@ -105,9 +105,9 @@ def text_problem(row: Transition, key: bytes) -> str | None:
 
 
 def append(row: Transition) -> Transition:
-    """Save `row` with its own keyed digest and no position; the sequencer links it into the
-    tenant's chain once it commits (at once, in this transaction, when AUDIT_SEQUENCER is
-    `inline`). No tenant-wide row is locked here."""
+    """Save `row` with its own keyed digest. Deferred sequencing: with no position, locking no
+    tenant-wide row; the sequencer links it once it commits. Inline: linked now, under the
+    tenant's head, held until the caller's transaction commits. The caller holds a transaction."""
     ring = keyring()
     key = ring.key(ring.current)
     row.seq = row.prev_hash = row.hash = None
@@ -115,11 +115,23 @@ def append(row: Transition) -> Transition:
     row.reason_mac = text_mac(row.reason, key)
     row.request_id_mac = text_mac(row.request_id, key)
     row.leaf = leaf_mac(row, ring)
-    row.save(force_insert=True)
-    if written(row.tenant_id):  # linked already: the row as the chain holds it
-        row.seq, row.prev_hash, row.hash = (
-            Transition.objects.filter(pk=row.pk).values_list("seq", "prev_hash", "hash").get()
+    if not links_inline():
+        row.save(force_insert=True)
+        written(row.tenant_id)
+        return row
+    head = lock_head(row.tenant_id)
+    stray = Transition.objects.filter(tenant_id=row.tenant_id, seq__gt=head.seq).order_by("seq").first()
+    if stray is not None:
+        raise ChainBroken(
+            f"the audit chain has row #{stray.seq} (transition id {stray.pk}) beyond its head (#{head.seq}), "
+            "written around the application or left by a rolled-back head: run verify_audit; nothing can "
+            "change until an operator resolves it"
         )
+    row.seq, row.prev_hash = head.seq + 1, head.head_hash
+    row.hash = row_hash(row, ring)
+    row.save(force_insert=True)
+    head.seq, head.head_hash = row.seq, row.hash
+    head.save(update_fields=["seq", "head_hash"])
     return row
 
 

@@ -1,15 +1,16 @@
 """What both of a tenant's chains share: the canonical form, the genesis link, the head lock and
 the writers' side of sequencing.
 
-Writers append transitions, seals and feed changes with no position and a keyed digest of their
-own (`leaf`), and lock nothing tenant-wide: `written()` then asks for a sequencer run once their
-transaction commits. The sequencer (audit/sequencer.py) is the only one that locks the tenant's
-AuditChain row: it gives the committed rows their positions and links them, in batches.
+With AUDIT_SEQUENCER=deferred, writers append transitions, seals and feed changes with no position
+and a keyed digest of their own (`leaf`), and lock nothing tenant-wide: `written()` then asks for
+a sequencer run once their transaction commits, and the sequencer (audit/sequencer.py) gives the
+committed rows their positions and links them, in batches. With `inline` (the default until the
+sequencer costs less: docs/audit.md), each writer links its own rows as it writes them, holding
+the tenant's AuditChain row until it commits.
 """
 
 import json
 import logging
-from collections.abc import Callable
 from contextvars import ContextVar
 
 from celery import current_app
@@ -34,8 +35,8 @@ def canonical(payload: dict) -> bytes:
 
 
 def lock_head(tenant_id: int):
-    """The tenant's AuditChain row, locked for the caller's transaction (made on first use).
-    Only the sequencer takes it."""
+    """The tenant's AuditChain row, locked for the caller's transaction (made on first use): by
+    inline writers, and by the sequencer."""
     chain_model = apps.get_model("audit", "AuditChain")
     # By primary key and without a row limit: Oracle refuses FOR UPDATE with FETCH FIRST.
     try:
@@ -48,26 +49,23 @@ def lock_head(tenant_id: int):
 # Set while the sequencer runs: the seals it writes for the feed positions it gives are its own
 # to link, before it commits.
 sequencing: ContextVar[bool] = ContextVar("audit_sequencing", default=False)
-# The sequencer's own run, for inline sequencing: audit/apps.py sets it (the sequencer sits above
-# the writers it links, so this module never imports it).
-link_now: Callable[..., object] | None = None
 
 
-def written(tenant_id: int, *, using: str = "default") -> bool:
-    """A writer has added rows that wait for a position. Deferred (the default): one sequencer
-    run is asked for when its transaction commits, however many rows it wrote; a rollback drops
-    the request with the rows. Inline: they are linked now, in the writer's transaction, under
-    the head lock (tests, whose transactions never commit, and installs that want it). True when
-    the rows have their positions on return."""
+def links_inline() -> bool:
+    """Whether writers link their own rows as they write them, under the tenant's head
+    (AUDIT_SEQUENCER=inline), rather than leave them to the sequencer. The sequencer's own writes
+    (the seals of the feed positions it gives) it links itself, before it commits."""
+    return settings.AUDIT_SEQUENCER == INLINE and not sequencing.get()
+
+
+def written(tenant_id: int, *, using: str = "default") -> None:
+    """A writer has added rows that wait for a position: one sequencer run is asked for when its
+    transaction commits, however many rows it wrote; a rollback drops the request with the rows."""
     if sequencing.get():
-        return False
-    if settings.AUDIT_SEQUENCER == INLINE:
-        link_now(tenant_id, using=using)
-        return True
+        return
     waiting = connections[using].run_on_commit
     if not any(getattr(callback, "sequences", None) == tenant_id for _, callback, _ in waiting):
         transaction.on_commit(_Nudge(tenant_id), using=using)
-    return False
 
 
 class _Nudge:

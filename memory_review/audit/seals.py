@@ -31,13 +31,13 @@ from datetime import UTC, date, datetime
 from typing import ClassVar
 
 from django.apps import apps
-from django.db import connections, models, router, transaction
+from django.db import IntegrityError, connections, models, router, transaction
 from django.utils import timezone
 
 from memory_review.tenancy.db_context import current_tenant, tenant_context
 
 from .context import current_actor
-from .heads import ChainBroken, canonical, written
+from .heads import GENESIS, ChainBroken, canonical, links_inline, lock_head, written
 from .keys import Keyring, keyring
 
 CREATE, CHANGE, ERASE, DELETE, BASELINE = "create", "change", "erase", "delete", "baseline"
@@ -339,25 +339,20 @@ def leaf_mac(values, key: bytes) -> str:
     return hmac.new(key, canonical(leaf_payload(values)), hashlib.sha256).hexdigest()
 
 
-LEDGER_COLUMNS = (*LEAF_FIELDS, "created_at", "leaf")
+LEDGER_COLUMNS = (*LEAF_FIELDS, "created_at", "leaf")  # a seal waiting for its position
+LINKED_COLUMNS = (*SEAL_FIELDS, "created_at", "leaf", "hash")  # one linked as it is written
 
 
-def _insert(rows: list[dict], *, using: str) -> None:
+def _insert(rows: list[dict], columns: tuple[str, ...], *, using: str) -> None:
     """The batch in as few statements as the backend allows (its own multi-row INSERT syntax),
     the values as they are (strings, integers, one time adapted by the backend): the ORM's model
     instances and per-value preparation cost more than the seals' HMACs."""
     seal_model = apps.get_model("audit", "Seal")
     connection = connections[using]
     ops, quote = connection.ops, connection.ops.quote_name
-    fields = [seal_model._meta.get_field(name) for name in LEDGER_COLUMNS]
-    values = [
-        [
-            *(row[name] for name in LEDGER_COLUMNS[:-2]),
-            ops.adapt_datetimefield_value(row["created_at"]),
-            row["leaf"],
-        ]
-        for row in rows
-    ]
+    fields = [seal_model._meta.get_field(name) for name in columns]
+    adapt = {"created_at": ops.adapt_datetimefield_value}
+    values = [[adapt.get(name, _same)(row[name]) for name in columns] for row in rows]
     into = f"INSERT INTO {quote(seal_model._meta.db_table)} ({', '.join(quote(f.column) for f in fields)}) "
     size = max(1, ops.bulk_batch_size(fields, values))
     with connection.cursor() as cursor:
@@ -365,6 +360,10 @@ def _insert(rows: list[dict], *, using: str) -> None:
             batch = values[start : start + size]
             sql = ops.bulk_insert_sql(fields, [["%s"] * len(fields)] * len(batch))
             cursor.execute(into + sql, [value for row in batch for value in row])
+
+
+def _same(value):
+    return value
 
 
 def append(
@@ -376,8 +375,9 @@ def append(
     using: str = "default",
 ) -> None:
     """Add (kind, object id, action, digest) entries to the tenant's ledger, each with its own
-    keyed digest and no position: the sequencer links them into the chain once they commit. No
-    tenant-wide row is locked here, so sealed writes of one tenant do not wait for each other."""
+    keyed digest. Deferred sequencing: with no position, and no tenant-wide row locked, so sealed
+    writes of one tenant do not wait for each other; the sequencer links them once they commit.
+    Inline: linked as they are written, under the tenant's head (audit/heads.py)."""
     # The ledger is tenant rows: row-level security wants the tenant named, even when the write
     # comes from the admin site or a command that set none.
     key = ring.key(ring.current)
@@ -391,8 +391,27 @@ def append(
         row["leaf"] = leaf_mac(row, key)
         rows.append(row)
     with transaction.atomic(using=using, savepoint=False), naming(tenant_id):
-        _insert(rows, using=using)
-        written(tenant_id, using=using)
+        if not links_inline():
+            _insert(rows, LEDGER_COLUMNS, using=using)
+            written(tenant_id, using=using)
+            return
+        head = lock_head(tenant_id)
+        seq, prev = head.seal_seq, head.seal_hash or GENESIS
+        for row in rows:
+            seq += 1
+            row.update(seq=seq, prev_hash=prev, trail_seq=head.seq)
+            row["hash"] = prev = hmac.new(key, canonical(_payload(row)), hashlib.sha256).hexdigest()
+        try:
+            with transaction.atomic(using=using, savepoint=False):
+                _insert(rows, LINKED_COLUMNS, using=using)
+        except IntegrityError as exc:  # the seq after the head is taken: a row written around us
+            raise ChainBroken(
+                f"the seals' ledger has a row beyond its head (#{head.seal_seq}), written around the "
+                "application or left by a rolled-back head: run verify_audit; nothing can change until "
+                "an operator resolves it"
+            ) from exc
+        head.seal_seq, head.seal_hash = seq, prev
+        head.save(update_fields=["seal_seq", "seal_hash"])
 
 
 def baseline(model, tenant_ids: Iterable[int], *, batch: int = 5000) -> None:
