@@ -15,7 +15,7 @@ import hmac
 from django.db import transaction
 
 from . import seals
-from .heads import ChainBroken, canonical, links_inline, lock_head, written
+from .heads import ChainBroken, canonical, links_inline, lock_head, refuse_beyond, written
 from .keys import Keyring, keyring
 from .models import Transition
 
@@ -120,13 +120,7 @@ def append(row: Transition) -> Transition:
         written(row.tenant_id)
         return row
     head = lock_head(row.tenant_id)
-    stray = Transition.objects.filter(tenant_id=row.tenant_id, seq__gt=head.seq).order_by("seq").first()
-    if stray is not None:
-        raise ChainBroken(
-            f"the audit chain has row #{stray.seq} (transition id {stray.pk}) beyond its head (#{head.seq}), "
-            "written around the application or left by a rolled-back head: run verify_audit; nothing can "
-            "change until an operator resolves it"
-        )
+    refuse_beyond(Transition, row.tenant_id, head.seq, what="the audit chain has row", named="transition id")
     row.seq, row.prev_hash = head.seq + 1, head.head_hash
     row.hash = row_hash(row, ring)
     row.save(force_insert=True)

@@ -46,6 +46,23 @@ def lock_head(tenant_id: int):
         return chain_model.objects.select_for_update().get(pk=tenant_id)
 
 
+def refuse_beyond(model, tenant_id: int, at: int, *, what: str, named: str, using: str = "default") -> None:
+    """A row positioned past the head was written around the application (or left by a head
+    rolled back): the next position is taken, so nothing is linked until an operator looks."""
+    stray = (
+        model.objects.using(using)
+        .filter(tenant_id=tenant_id, seq__gt=at)
+        .order_by("seq")
+        .values_list("seq", "pk")
+    ).first()
+    if stray is not None:
+        raise ChainBroken(
+            f"{what} #{stray[0]} ({named} {stray[1]}) beyond its head (#{at}), written around the "
+            "application or left by a rolled-back head: run verify_audit; nothing can change until an "
+            "operator resolves it"
+        )
+
+
 # Set while the sequencer runs: the seals it writes for the feed positions it gives are its own
 # to link, before it commits.
 sequencing: ContextVar[bool] = ContextVar("audit_sequencing", default=False)

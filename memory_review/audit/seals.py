@@ -328,6 +328,11 @@ POSITIONED = ("seq", "prev_hash", "trail_seq")
 LEAF_FIELDS = tuple(name for name in SEAL_FIELDS if name not in POSITIONED)
 
 
+def link_hash(values: dict, key: bytes) -> str:
+    """A ledger row's hash once positioned: the HMAC of its canonical form (seal_hash's, from values)."""
+    return hmac.new(key, canonical(_payload(values)), hashlib.sha256).hexdigest()
+
+
 def leaf_payload(values) -> dict:
     """A ledger row's canonical fields without its position (a dict, or a row's attributes)."""
     if not isinstance(values, dict):
@@ -400,7 +405,7 @@ def append(
         for row in rows:
             seq += 1
             row.update(seq=seq, prev_hash=prev, trail_seq=head.seq)
-            row["hash"] = prev = hmac.new(key, canonical(_payload(row)), hashlib.sha256).hexdigest()
+            row["hash"] = prev = link_hash(row, key)
         try:
             with transaction.atomic(using=using, savepoint=False):
                 _insert(rows, LINKED_COLUMNS, using=using)

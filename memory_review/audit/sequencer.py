@@ -21,7 +21,6 @@ a run's positions become visible together when it commits. That is the feed's pr
 without any writer waiting for another.
 """
 
-import hashlib
 import hmac
 import logging
 from collections.abc import Callable
@@ -34,7 +33,7 @@ from django.db.models import Max
 from django.dispatch import Signal
 
 from . import chain, seals
-from .heads import GENESIS, ChainBroken, canonical, flag, lock_head, sequencing
+from .heads import GENESIS, ChainBroken, flag, lock_head, refuse_beyond, sequencing
 from .keys import Keyring, keyring
 from .models import AuditChain, Seal, Transition
 
@@ -175,8 +174,13 @@ def waiting_seals(tenant_id: int):
 def _link_transitions(head, ring: Keyring, *, using: str, batch: int) -> int:
     rows = list(waiting_transitions(head.tenant_id).using(using).order_by("pk")[:batch])
     if rows:
-        _refuse_beyond(
-            Transition, head.tenant_id, head.seq, using, "the audit chain has row", "transition id"
+        refuse_beyond(
+            Transition,
+            head.tenant_id,
+            head.seq,
+            what="the audit chain has row",
+            named="transition id",
+            using=using,
         )
     for row in rows:
         key = ring.key(row.key_id) if row.key_id else None
@@ -199,7 +203,14 @@ def _link_seals(head, ring: Keyring, *, using: str, batch: int) -> int:
     found = list(waiting_seals(head.tenant_id).using(using).order_by("pk").values_list(*SEAL_READ)[:batch])
     rows = []
     if found:
-        _refuse_beyond(Seal, head.tenant_id, head.seal_seq, using, "the seals' ledger has seal", "seal id")
+        refuse_beyond(
+            Seal,
+            head.tenant_id,
+            head.seal_seq,
+            what="the seals' ledger has seal",
+            named="seal id",
+            using=using,
+        )
     for values in found:
         row = dict(zip(SEAL_READ, values, strict=True))
         key = ring.key(row["key_id"])
@@ -210,7 +221,7 @@ def _link_seals(head, ring: Keyring, *, using: str, batch: int) -> int:
             head.seal_hash or GENESIS,
             head.seq,
         )
-        row["hash"] = hmac.new(key, canonical(seals._payload(row)), hashlib.sha256).hexdigest()
+        row["hash"] = seals.link_hash(row, key)
         head.seal_seq, head.seal_hash = row["seq"], row["hash"]
         rows.append((row["pk"], row["seq"], row["prev_hash"], row["trail_seq"], row["hash"]))
     if rows:
@@ -242,23 +253,6 @@ def _write_positions(model, names: tuple[str, ...], rows: list[tuple], *, using:
                 f"FROM (VALUES {', '.join([one] * len(chunk))}) AS v(id, {named}) WHERE t.id = v.id",
                 [value for row in chunk for value in row],
             )
-
-
-def _refuse_beyond(model, tenant_id: int, at: int, using: str, what: str, named: str) -> None:
-    """A row positioned past the head was written around the application (or left by a head
-    rolled back): the next position is taken, so nothing is linked until an operator looks."""
-    stray = (
-        model.objects.using(using)
-        .filter(tenant_id=tenant_id, seq__gt=at)
-        .order_by("seq")
-        .values_list("seq", "pk")
-    ).first()
-    if stray is not None:
-        raise ChainBroken(
-            f"{what} #{stray[0]} ({named} {stray[1]}) beyond its head (#{at}), written around the "
-            "application or left by a rolled-back head: run verify_audit; nothing can change until an "
-            "operator resolves it"
-        )
 
 
 def _refuse_changed(stored: str | None, expected: str | None, what: str) -> None:
