@@ -714,6 +714,111 @@ def chain_hold(events: Events, count: int, tokens: dict[str, str]) -> dict:
     return out
 
 
+class Phase:
+    """CPU of this process and of its own database backend, and statements, per named phase."""
+
+    def __init__(self):
+        self.totals: dict[str, list[float]] = {}
+        self.database = (
+            DatabaseCpu(connection.settings_dict["NAME"]) if connection.vendor == "postgresql" else None
+        )
+        self.statements = 0
+        self.shapes: dict[str, list] = {}
+
+    def count(self, execute, sql, params, many, context):
+        self.statements += 1
+        started = time.process_time()
+        try:
+            return execute(sql, params, many, context)
+        finally:
+            shape = self.shapes.setdefault(" ".join(sql.split()[:6])[:70], [0, 0, 0.0])
+            shape[0] += 1
+            shape[1] += len(params or ())
+            shape[2] += time.process_time() - started
+
+    def __call__(self, name: str, work, *args, **kwargs):
+        db = self._db()  # first: reading /proc is this bench's own work, not the phase's
+        own, statements = time.process_time(), self.statements
+        with connection.execute_wrapper(self.count):
+            result = work(*args, **kwargs)
+        own, statements = time.process_time() - own, self.statements - statements
+        figures = self.totals.setdefault(name, [0.0, 0.0, 0])
+        figures[0] += own
+        figures[1] += self._db() - db
+        figures[2] += statements
+        return result
+
+    def _db(self) -> float:
+        return self.database.seconds() if self.database else 0.0
+
+
+def profile(events: Events, count: int, tokens: dict[str, str], top: int, dump: str | None) -> dict:
+    """`count` events one at a time in this process, as chain_hold runs them: the CPU
+    milliseconds of each phase (this process, and its database backend on PostgreSQL) and its
+    statements, an event; then cProfile's `top` functions by own time over all three phases.
+    Jev's answers are the stand-in's, in its own process (its CPU is not counted here)."""
+    import cProfile
+    import pstats
+
+    from django.test import Client
+
+    client, phase = Client(), Phase()
+    profiler = cProfile.Profile(time.process_time)  # CPU, not waiting on the database or Jev
+    connection.ensure_connection()
+    standin = start(
+        [sys.executable, "manage.py", "jev_standin", "--port", str(STANDIN_PORT), "--latency-ms", "0"]
+    )
+    try:
+        throwaway.wait_for_port(STANDIN_PORT, "the stand-in")
+        _profile_events(events, count, tokens, client, phase, None)
+        totals = phase.totals
+        shapes = sorted(phase.shapes.items(), key=lambda kv: -kv[1][2])[:15]
+        _profile_events(events, count, tokens, client, Phase(), profiler)  # timed apart: cProfile costs CPU
+    finally:
+        throwaway.stop(standin)
+    out = {
+        name: {"cpu_ms": round(own * 1000 / count, 1), "database_ms": round(db * 1000 / count, 1),
+               "statements": round(statements / count, 1)}
+        for name, (own, db, statements) in totals.items()
+    }  # fmt: skip
+    say(f"{'phase':<10} {'CPU ms':>8} {'database ms':>12} {'statements':>11}   (an event, {count} events)")
+    for name, f in out.items():
+        say(f"{name:<10} {f['cpu_ms']:>8} {f['database_ms']:>12} {f['statements']:>11}")
+    say(f"\nstatements by CPU in this process (its driver's work), {count + 3} events:")
+    for text, (n, params, cpu) in shapes:
+        say(f"{n:>6} {params / n:>8.0f} params {cpu * 1000 / (count + 3):>7.2f} ms an event  {text}")
+    stats = pstats.Stats(profiler)
+    if dump:
+        stats.dump_stats(dump)
+        say(f"cProfile's figures in {dump} (python -m pstats {dump})")
+    stats.sort_stats("tottime").print_stats(top)
+    stats.sort_stats("cumulative").print_stats(top)
+    return out
+
+
+def _profile_events(events, count, tokens, client, phase, profiler) -> None:
+    """The worker's and the sequencer's phases are their Celery tasks' bodies, run here."""
+    from memory_review.assessments.tasks import run_assessment
+    from memory_review.audit.tasks import sequence
+
+    tenants = dict(Tenant.objects.values_list("slug", "pk"))
+    for n in range(count + 3):
+        if n == 3:  # the first events warm caches: not counted
+            phase.totals.clear()
+        to, body = events.take()
+        if profiler:
+            profiler.enable()
+        answer = phase(
+            "POST", client.post, f"/api/v1/t/{to}/events", data=body, content_type="application/json",
+            HTTP_AUTHORIZATION=f"Bearer {tokens[to]}",
+        )  # fmt: skip
+        state = phase("worker", run_assessment, tenants[to], answer.json()["assessment_id"])
+        assert state == "done", state
+        phase("sequencer", sequence, tenants[to])
+        if profiler:
+            profiler.disable()
+
+
 def measure(args, tokens: list[dict[str, str]], broker: redis.Redis) -> dict:
     """Stand-in and web up, then each pool size's rising steps; everything it started stopped."""
     pools = [int(n) for n in args.workers.split(",") if n]
@@ -795,6 +900,12 @@ def main() -> None:
         "--batch", type=int, default=1, metavar="N", help="post N events a request (POST events/batch)"
     )
     parser.add_argument("--chain-hold", type=int, default=0, metavar="N", help="first time N events' hold")
+    parser.add_argument(
+        "--profile", type=int, default=0, metavar="N",
+        help="instead of the run: N events in this process, CPU and statements by phase, and cProfile",
+    )  # fmt: skip
+    parser.add_argument("--profile-top", type=int, default=25, help="how many functions cProfile lists")
+    parser.add_argument("--profile-out", metavar="FILE", help="where to keep cProfile's figures")
     parser.add_argument("--postgres", metavar="URL", help="e.g. postgres://postgres@127.0.0.1:5432")
     args = parser.parse_args()
     broker = redis.Redis.from_url(BROKER)
@@ -807,7 +918,14 @@ def main() -> None:
             f"{args.tenants} tenant(s) "
             f"({Memory.objects.count():,}) built in {time.monotonic() - built:.0f} s; {args.agents} agents"
         )
-        measured = measure(args, tokens, broker)
+        if args.profile:
+            events = Events(args.customers, args.memories_each, args.tenants)
+            measured = {
+                "profile": profile(events, args.profile, tokens[0], args.profile_top, args.profile_out),
+                "runs": [],
+            }
+        else:
+            measured = measure(args, tokens, broker)
     finally:
         broker.flushdb()
         connection.close()

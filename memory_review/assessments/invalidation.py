@@ -6,6 +6,7 @@ changes, so a crash leaves a complete record and a redelivered task only finishe
 
 import json
 import logging
+from collections import namedtuple
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, CancelledError, Future, ThreadPoolExecutor, wait
 from functools import cache
@@ -326,15 +327,25 @@ def _judge_and_record(assessment: Assessment, jev: Jev) -> tuple[Assessment, lis
             setattr(assessment, name, value)
         if error:  # no verdicts, no changes: memories stay as they were
             return finish(assessment, error=error), None
-        verdicts = _verdicts(assessment, event, memories, settled, votes, policy, shadow)
-        Verdict.objects.bulk_create(verdicts, batch_size=500)
+        verdicts = _verdicts(assessment, event, memories, settled, votes, policy, shadow, now)
+        pks = Verdict.objects.insert_values(VERDICT_COLUMNS, verdicts)
         _record_checks(verdicts, now, policy)
-    pending = [(v.pk, v.memory_id) for v in verdicts if v.disposition in ACTIONABLE]
-    return assessment, (pending if all(pk is not None for pk, _ in pending) else None)
+    pending = [(pk, v.memory_id) for pk, v in zip(pks, verdicts, strict=True) if v.disposition in ACTIONABLE]
+    return assessment, pending
 
 
-def _verdicts(assessment, event, memories, settled, votes, policy, shadow) -> list[Verdict]:
+VOTES = ("bears", "still_true", "replaces", "partial", "hypothetical", "directive")
+VERDICT_COLUMNS = (
+    "tenant_id", "assessment_id", "memory_id", "event_id", "row_version", "disposition", "proposed_status",
+    "shadow_policy_id", "shadow_disposition", "applied", "created_at", *VOTES,
+)  # fmt: skip
+# A verdict as it is recorded: a hundred are written on every event, without a model instance each.
+VerdictRow = namedtuple("VerdictRow", VERDICT_COLUMNS)
+
+
+def _verdicts(assessment, event, memories, settled, votes, policy, shadow, now) -> list[VerdictRow]:
     shadow_thresholds = Thresholds.from_data(shadow.thresholds) if shadow else None
+    no_votes = (None,) * len(VOTES)
     verdicts = []
     for memory in memories:
         if memory.pk in settled:
@@ -346,23 +357,17 @@ def _verdicts(assessment, event, memories, settled, votes, policy, shadow) -> li
         else:
             continue  # screened out: unrelated without a full vote, nothing to record
         verdicts.append(
-            Verdict(
-                tenant_id=event.tenant_id,
-                assessment=assessment,
-                memory=memory,
-                event=event,
-                row_version=memory.row_version,
-                disposition=disposition,
-                proposed_status=PROPOSED_STATUS.get(disposition),
-                shadow_policy=shadow if shadow_disposition else None,
-                shadow_disposition=shadow_disposition,
-                **memory_votes,
+            VerdictRow(
+                event.tenant_id, assessment.pk, memory.pk, event.pk, memory.row_version, disposition,
+                PROPOSED_STATUS.get(disposition), shadow.pk if shadow_disposition else None,
+                shadow_disposition, False, now,
+                *(tuple(memory_votes.get(name) for name in VOTES) if memory_votes else no_votes),
             )
-        )
+        )  # fmt: skip
     return verdicts
 
 
-def _record_checks(verdicts: list[Verdict], now, policy: Thresholds) -> None:
+def _record_checks(verdicts: list[VerdictRow], now, policy: Thresholds) -> None:
     """p_true is the latest bearing still_true vote (with its distance from the policy's review
     band, the queue's order), and last_checked_at when it was cast: the memory page shows them
     together. Memories an event does not bear on are not written at all (on a pool of 100, that

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 from django.core.cache import cache
 from django.db import connections, transaction
-from django.db.models import Max
+from django.db.models import Max, QuerySet
 from django.dispatch import Signal
 
 from . import chain, seals
@@ -159,7 +159,9 @@ def _feed(model, tenant_id: int, *, using: str, batch: int) -> int:
         last = manager.filter(tenant_id=tenant_id).aggregate(last=Max("seq"))["last"] or 0
         for position, row in enumerate(waiting, start=last + 1):
             row.seq = position
-        manager.bulk_update(waiting, ["seq"])  # sealed: the position is in the row's seal
+        _write_positions(model, ("seq",), [(row.pk, row.seq) for row in waiting], using=using)
+        # Sealed, the position with the rest: the rows were read whole just now, under the head.
+        seals.seal_objects(model, waiting, seals.CHANGE, using=using)
     return len(waiting)
 
 
@@ -231,27 +233,28 @@ def _link_seals(head, ring: Keyring, *, using: str, batch: int) -> int:
 
 def _write_positions(model, names: tuple[str, ...], rows: list[tuple], *, using: str) -> None:
     """(id, *values of `names`) for each row, in as few statements as the backend allows.
-    PostgreSQL: one UPDATE ... FROM (VALUES ...) a thousand rows, the values as they are (Django's
-    bulk_update builds a CASE per column per row, which cost more than the HMACs). Elsewhere
-    bulk_update (on Oracle a MERGE would do the same; not measured here)."""
+    PostgreSQL: one UPDATE ... FROM the rows as one parameter (seals.json_rows; Django's bulk_update
+    builds a CASE per column per row, which cost more than the HMACs). Elsewhere bulk_update (on Oracle a
+    MERGE would do the same; not measured here)."""
     connection = connections[using]
     if connection.vendor != "postgresql":
         objs = [model(pk=pk, **dict(zip(names, values, strict=True))) for pk, *values in rows]
-        model.objects.using(using).bulk_update(objs, list(names))
+        # Not sealed here: a sealed row's caller seals it, with the rest of its values.
+        QuerySet(model, using=using).bulk_update(objs, list(names))
         return
     quote = connection.ops.quote_name
-    columns = [model._meta.get_field(name).column for name in names]
-    casts = ["bigint" if name in ("seq", "trail_seq") else "varchar" for name in names]
-    one = "(%s::bigint, " + ", ".join(f"%s::{cast}" for cast in casts) + ")"
-    sets = ", ".join(f"{quote(column)} = v.{quote(column)}" for column in columns)
-    named = ", ".join(quote(column) for column in columns)
+    fields = [model._meta.pk, *(model._meta.get_field(name) for name in names)]
+    sets = ", ".join(f"{quote(f.column)} = v.{quote(f.column)}" for f in fields[1:])
+    pk = quote(fields[0].column)
+    sql = (
+        f"UPDATE {quote(model._meta.db_table)} AS t SET {sets} "
+        f"FROM ({seals.json_rows(connection, fields)}) AS v WHERE t.{pk} = v.{pk}"
+    )
     with connection.cursor() as cursor:
         for start in range(0, len(rows), BATCH):
-            chunk = rows[start : start + BATCH]
             cursor.execute(
-                f"UPDATE {quote(model._meta.db_table)} AS t SET {sets} "
-                f"FROM (VALUES {', '.join([one] * len(chunk))}) AS v(id, {named}) WHERE t.id = v.id",
-                [value for row in chunk for value in row],
+                sql,
+                [seals.as_json(rows[start : start + BATCH])],
             )
 
 
