@@ -193,7 +193,7 @@ def _observe(tenant, body: schemas.EventIn, used: list[receipt_log.Used]) -> dic
     if used:
         receipt_log.record(tenant, used)
     event = intake.record_event(tenant=tenant, body=body)
-    assessment = observe_event(event=event, remember_successor=body.remember_successor)
+    assessment = observe_event(event=event, remember_successor=body.remember_successor, recorded_now=True)
     return {
         "event_id": event.pk,
         "assessment_id": assessment.pk,

@@ -100,7 +100,7 @@ class Command(BaseCommand):
                 if ref is not None:
                     by_key[ref] = event
                 if observe:
-                    observe_event(event=event, remember_successor=body.remember_successor)
+                    observe_event(event=event, remember_successor=body.remember_successor, recorded_now=True)
                 events += 1
                 continue
             event = (
