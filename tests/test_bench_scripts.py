@@ -77,3 +77,22 @@ def test_every_script_runs_on_a_fresh_checkout_and_prints_its_figures(tmp_path):
     assert failed == {}
     assert all(isinstance(found, dict) and found for found in figures.values())
     assert not (tmp_path / "audit-key.json").exists()  # the runs' keys were their own, thrown away
+
+
+def test_the_throughput_bench_profiles_an_event_by_phase(tmp_path):
+    """`--profile`: the CPU each phase of an event costs, which the figures in BENCHMARKS.md
+    (issue 30, item 3) rest on; each phase must have run and cost something."""
+    env = {key: value for key, value in os.environ.items() if not key.startswith(("DJANGO_", "DATABASE_"))}
+    env.pop("SECRET_KEY", None)
+    env["VAR_DIR"] = str(tmp_path)
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "throughput.py"), "--customers", "4", "--profile", "3",
+         "--profile-top", "3", "--profile-out", str(tmp_path / "p.prof")],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+
+    assert done.returncode == 0, done.stderr[-2000:]
+    phases = json.loads(done.stdout.strip().splitlines()[-1])["profile"]
+    assert set(phases) == {"POST", "worker", "sequencer"}
+    assert all(phase["cpu_ms"] > 0 and phase["statements"] > 0 for phase in phases.values())
+    assert (tmp_path / "p.prof").stat().st_size > 0
