@@ -6,7 +6,8 @@ BIN := $(VENV)/bin
 PORT ?= 8000
 PG_TEST_URL ?= postgres://postgres@127.0.0.1:5432/test
 STAMP := $(VENV)/.installed
-NPM_STAMP := node_modules/.installed
+NPM_DIR := tests/e2e
+NPM_STAMP := $(NPM_DIR)/node_modules/.installed
 
 .PHONY: demo test install check lint test-sqlite test-postgres run clean oracle-sql oracle-check bench
 
@@ -19,11 +20,11 @@ $(STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
-# axe-core for the browser tests' accessibility walk, at the version package-lock.json pins; again
+# axe-core for the browser tests' accessibility walk, at the version tests/e2e/package-lock.json pins; again
 # only when the lock changes. Without npm `make demo` still works: the walk then skips (fails under CI).
-$(NPM_STAMP): package-lock.json
+$(NPM_STAMP): $(NPM_DIR)/package-lock.json
 	@if command -v npm >/dev/null 2>&1; then \
-	  npm ci --no-audit --no-fund --loglevel=error && touch $(NPM_STAMP); \
+	  npm ci --prefix $(NPM_DIR) --no-audit --no-fund --loglevel=error && touch $(NPM_STAMP); \
 	else \
 	  echo "npm not found: tests/e2e/test_every_screen.py will skip (apt-get install nodejs npm)"; \
 	fi
@@ -91,7 +92,7 @@ oracle-sql: install var/secret-key
 	$(BIN)/python manage.py render_oracle_sql
 
 clean:
-	rm -rf $(VENV) var *.egg-info node_modules
+	rm -rf $(VENV) var *.egg-info node_modules $(NPM_DIR)/node_modules
 
 # On a machine with Oracle (docs/oracle.md): install the set-up twice, prove it, run the tests there.
 ORACLE_AS_OWNER = ORACLE_USER=memory_owner ORACLE_PASSWORD="$$ORACLE_OWNER_PASSWORD" ORACLE_SCHEMA=

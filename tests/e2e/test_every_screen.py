@@ -1,5 +1,5 @@
 """Every screen each demo role reaches by clicking, and the sign-in page, in Chromium at 1440 x 900
-and at a phone's 390 px: axe-core 4 (from npm, pinned in package-lock.json) finds no violation of
+and at a phone's 390 px: axe-core 4 (from npm, pinned in tests/e2e/package-lock.json) finds no violation of
 any impact at either width, and at 390 px no page scrolls sideways. One page of each kind (the same
 path with other ids or cursors is the same screen), so the walk stays a few minutes for five roles.
 Each role's walk prints what axe found on each page at each width, every impact counted.
@@ -14,7 +14,6 @@ from pathlib import Path
 from urllib.parse import urljoin, urlsplit
 
 import pytest
-from django.conf import settings
 from django.db import connection
 
 from tests.e2e.conftest import chromium, log_in
@@ -30,7 +29,7 @@ ROLES = ("acme-lead", "acme-reviewer", "acme-auditor", "acme-labeler", "admin")
 DESKTOP = (1440, 900)
 PHONE = {"width": 390, "height": 844, "deviceScaleFactor": 1, "mobile": True}
 IMPACTS = ("critical", "serious", "moderate", "minor")
-AXE = Path(settings.BASE_DIR) / "node_modules" / "axe-core"
+AXE = Path(__file__).parent / "node_modules" / "axe-core"  # npm ci --prefix tests/e2e
 # Every violation: its impact, its rule and the first few elements it names.
 AXE_RUN = (
     "var done = arguments[arguments.length - 1];"
