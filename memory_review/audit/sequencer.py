@@ -252,10 +252,7 @@ def _write_positions(model, names: tuple[str, ...], rows: list[tuple], *, using:
     )
     with connection.cursor() as cursor:
         for start in range(0, len(rows), BATCH):
-            cursor.execute(
-                sql,
-                [seals.as_json(rows[start : start + BATCH])],
-            )
+            cursor.execute(sql, [seals.as_json(rows[start : start + BATCH])])
 
 
 def _refuse_changed(stored: str | None, expected: str | None, what: str) -> None:
