@@ -2,16 +2,18 @@
 sealed from the values given, and those must be exactly what the database keeps: verification
 reads every row back and compares it with its seal. On PostgreSQL the rows travel as one JSON
 parameter (seals.json_rows), so the awkward values are here: floats that are not short in
-decimal, NULL votes, microseconds, booleans, text with quotes and backslashes."""
+decimal, NULL votes, microseconds, booleans, text with quotes and backslashes. So are sealed
+updates, whose rows come back from the UPDATE itself where the backend can return them."""
 
 from datetime import UTC, datetime
 
 import pytest
 from django.db import IntegrityError, transaction
+from django.db.models import F
 
 from memory_review.assessments.invalidation import VERDICT_COLUMNS, VerdictRow
-from memory_review.assessments.models import Assessment, Verdict
-from memory_review.audit import sequencer, verification
+from memory_review.assessments.models import Assessment, PolicyVersion, Verdict
+from memory_review.audit import seals, sequencer, verification
 from memory_review.audit.models import Seal
 from memory_review.memories.services import event_record
 from tests.factories import make_memory
@@ -84,3 +86,57 @@ def test_nothing_is_written_when_a_row_cannot_be_stored(acme, policy, settings):
         Verdict.objects.insert_values(VERDICT_COLUMNS, [good, bad._replace(disposition=None)])
 
     assert not Verdict.objects.exists() and Seal.objects.count() == before
+
+
+# A sealed UPDATE on PostgreSQL and SQLite is one UPDATE ... RETURNING (seals.RETURNS_FROM_UPDATE);
+# elsewhere (Oracle) a locked read of the ids, the UPDATE and a read back. Both must seal the same
+# digest for the same row, or verification, which reads rows back, would call the first tampered.
+
+
+def latest_digest(kind: str, pk: int) -> str:
+    return Seal.objects.filter(kind=kind, object_id=pk).order_by("-pk").values_list("digest", flat=True)[0]
+
+
+@pytest.mark.parametrize("mode", ["inline", "deferred"])
+def test_an_update_returning_its_rows_seals_what_a_read_back_would(acme, policy, settings, monkeypatch, mode):
+    settings.AUDIT_SEQUENCER = mode
+    pks = Verdict.objects.insert_values(
+        VERDICT_COLUMNS, rows(acme, policy, [make_memory(acme) for _ in range(3)])
+    )
+    thresholds = {**policy.thresholds, "note": 'a "quoted" \\ value', "odd": 1 / 3, "tiny": 5e-324}
+    moment = datetime(2026, 12, 5, 9, 15, 2, 654321, tzinfo=UTC)
+    updates = [
+        # a JSON column with awkward floats and text, as the driver hands it back
+        (PolicyVersion.objects.filter(pk=policy.pk), {"thresholds": thresholds, "note": 'it\'s "v1"'}),
+        # an expression the database computes, a boolean, a time with microseconds, a NULL
+        (Verdict.objects.filter(pk__in=pks), {"row_version": F("row_version") + 1, "applied": True}),
+        (Verdict.objects.filter(pk=pks[0]), {"created_at": moment, "still_true": None}),
+        # a filter across a join: the UPDATE's WHERE becomes a subquery
+        (Verdict.objects.filter(memory__tenant=acme, pk=pks[1]), {"still_true": 0.1 + 0.2}),
+    ]
+    for queryset, values in updates:
+        kind = queryset.model.seal_kind
+        ids = sorted(queryset.values_list("pk", flat=True))
+
+        assert queryset.update(**values) == len(ids)  # one UPDATE ... RETURNING
+        # unchanged(): the row read back now, digested, is its latest seal
+        assert all(seals.unchanged(queryset.model, pk) for pk in ids), f"{kind}: {values}"
+        returned = [latest_digest(kind, pk) for pk in ids]
+        with monkeypatch.context() as m:
+            m.setattr(seals, "RETURNS_FROM_UPDATE", set())  # the read-back path, as on Oracle
+            queryset.model.objects.filter(pk__in=ids).update(**values)
+        if not any(hasattr(value, "resolve_expression") for value in values.values()):
+            assert [latest_digest(kind, pk) for pk in ids] == returned, f"{kind}: {values}"
+        assert all(seals.unchanged(queryset.model, pk) for pk in ids), f"{kind}: {values}"
+    assert PolicyVersion.objects.get(pk=policy.pk).thresholds == thresholds
+    assert Verdict.objects.get(pk=pks[0]).created_at == moment
+    sequencer.sequence(acme.pk)
+    assert verification.problem_in(acme) is None
+
+
+def test_an_update_that_matches_nothing_seals_nothing(acme, policy):
+    before = Seal.objects.count()
+
+    assert Verdict.objects.filter(pk__in=[]).update(applied=True) == 0
+    assert PolicyVersion.objects.filter(pk=-1).update(note="none") == 0
+    assert Seal.objects.count() == before

@@ -32,7 +32,9 @@ from datetime import UTC, date, datetime
 from typing import ClassVar
 
 from django.apps import apps
+from django.core.exceptions import EmptyResultSet
 from django.db import IntegrityError, connections, models, router, transaction
+from django.db.models import sql
 from django.utils import timezone
 
 from memory_review.tenancy.db_context import current_tenant, tenant_context
@@ -86,6 +88,10 @@ class SealedQuerySet(models.QuerySet):
         if not touches(self.model, kwargs):
             return super().update(**kwargs)
         with transaction.atomic(using=self.db, savepoint=False):
+            if connections[self.db].vendor in RETURNS_FROM_UPDATE and not self.model._meta.parents:
+                found = _update_returning(self, kwargs)
+                _seal(self.model, found, CHANGE, using=self.db)
+                return len(found)
             # `of`: a filter across a nullable join would otherwise lock (or, on PostgreSQL, refuse) more.
             pks = list(self.order_by().select_for_update(of=("self",)).values_list("pk", flat=True))
             count = self.model._base_manager.using(self.db).filter(pk__in=pks).update(**kwargs)
@@ -150,6 +156,40 @@ class SealedQuerySet(models.QuerySet):
         return result
 
     delete.alters_data = True
+
+
+# Backends whose UPDATE returns the rows it wrote: a sealed update is then one statement, not a
+# locked read of the ids, the UPDATE and a read back.
+RETURNS_FROM_UPDATE = {"postgresql", "sqlite"}
+
+
+def _update_returning(queryset: SealedQuerySet, values: dict) -> list[tuple[int, int, tuple]]:
+    """UPDATE ... RETURNING, for a model without parent tables (its update is one statement):
+    (pk, tenant id, sealed values) of each row written, as the database holds them after the
+    write (expressions' values included), converted from the driver's types by the converters a
+    read through `rows()` uses, so that both give one digest."""
+    model = queryset.model
+    query = queryset.query.chain(sql.UpdateQuery)
+    query.add_update_values(values)
+    query.annotations = {}
+    compiler = query.get_compiler(queryset.db)
+    try:
+        statement, params = compiler.as_sql()
+    except EmptyResultSet:  # a filter nothing can match (pk__in=[]): nothing to write
+        return []
+    names = ("pk", *(() if model.seal_tenant == "pk" else (model.seal_tenant,)), *model.seal_fields)
+    fields = [model._meta.pk if name == "pk" else model._meta.get_field(name) for name in names]
+    quote = compiler.connection.ops.quote_name
+    returning = ", ".join(quote(field.column) for field in fields)
+    with compiler.connection.cursor() as cursor:
+        cursor.execute(f"{statement} RETURNING {returning}", params)
+        found = cursor.fetchall()
+    converters = compiler.get_converters([field.get_col(model._meta.db_table) for field in fields])
+    if converters:
+        found = compiler.apply_converters(found, converters)
+    if model.seal_tenant == "pk":
+        return sorted((pk, pk, tuple(values)) for pk, *values in found)
+    return sorted((pk, tenant_id, tuple(values)) for pk, tenant_id, *values in found)
 
 
 def _insert_json(model, fields, rows, *, using: str, returning: bool = True) -> list[int]:
