@@ -13,7 +13,10 @@ from tests.factories import flagged, make_memory, memory_in
 pytestmark = pytest.mark.django_db
 
 
-def test_writing_and_moving_memories_keeps_the_counts_true(acme, globex, lead, policy):
+@pytest.mark.parametrize("upsert", [True, False], ids=["one upsert", "update or create (Oracle)"])
+def test_writing_and_moving_memories_keeps_the_counts_true(acme, globex, lead, policy, monkeypatch, upsert):
+    if not upsert:
+        monkeypatch.setattr(tallies, "UPSERTS", set())
     for status in ("active", "needs_review", "frozen", "contradicted", "superseded", "expired", "deleted"):
         memory_in(acme, status)
     make_memory(globex)

@@ -271,14 +271,19 @@ def observe_event(
 
 
 def run_invalidation(
-    assessment_id: int, *, tenant_id: int | None = None, jev: Jev | None = None
+    assessment_id: int,
+    *,
+    tenant_id: int | None = None,
+    jev: Jev | None = None,
+    claimed: Assessment | None = None,
 ) -> Assessment:
     """Judge, record, then apply. Safe to run twice, or in two workers at once: a lease keeps a
     second worker from asking Jev again, votes are recorded once, and each verdict is applied at
-    most once. No transaction is open while Jev answers."""
+    most once. No transaction is open while Jev answers. `claimed`: the assessment as its lease
+    was just taken (claim()), by a caller that read its purpose so."""
     if tenant_id is None:
         tenant_id = Assessment.objects.values_list("tenant_id", flat=True).get(pk=assessment_id)
-    assessment = claim(tenant_id=tenant_id, assessment_id=assessment_id)
+    assessment = claimed or claim(tenant_id=tenant_id, assessment_id=assessment_id)
     if assessment.state in FINISHED:
         return assessment
     with heartbeat(assessment):
@@ -302,7 +307,7 @@ def run_invalidation(
 def _judge_and_record(assessment: Assessment, jev: Jev) -> tuple[Assessment, list[tuple[int, int]] | None]:
     """The assessment as recorded, and the (verdict, memory) ids that may move something, when
     this worker recorded them (None: ask the database)."""
-    event = SourceEvent.objects.get(pk=assessment.event_id, tenant_id=assessment.tenant_id)
+    event = assessment.event  # read with the lease (claim())
     if event.erased_at is not None:  # erased while queued: its text is gone, and never goes to Jev
         error = f"event {event.pk} was erased (right to forget) before it was judged"
         return finish(assessment, error=error), None

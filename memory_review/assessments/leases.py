@@ -40,7 +40,8 @@ def lease_seconds() -> float:
 
 
 def claim(*, tenant_id: int, assessment_id: int) -> Assessment:
-    """The assessment, leased to this worker (unless it is already finished), with its policy.
+    """The assessment, leased to this worker (unless it is already finished), with its policy and
+    its event.
 
     One conditional UPDATE takes the lease: the database lets one worker at a time through it,
     and the one that finds it held, or finished, sees so in the row it reads next."""
@@ -52,7 +53,9 @@ def claim(*, tenant_id: int, assessment_id: int) -> Assessment:
         .filter(takeable)
         .update(state=Assessment.State.RUNNING, lease_until=now + timedelta(seconds=lease_seconds()))
     )
-    assessment = Assessment.objects.select_related("policy").get(pk=assessment_id, tenant_id=tenant_id)
+    assessment = Assessment.objects.select_related("policy", "event").get(
+        pk=assessment_id, tenant_id=tenant_id
+    )
     if taken or assessment.state in FINISHED:
         return assessment
     held_for = (assessment.lease_until - now).total_seconds() if assessment.lease_until else 0.0

@@ -116,12 +116,19 @@ def promotion_state(candidate: PromotionCandidate) -> dict:
     }
 
 
-def run_promotion(assessment_id: int, *, tenant_id: int | None = None, jev: Jev | None = None) -> Assessment:
+def run_promotion(
+    assessment_id: int,
+    *,
+    tenant_id: int | None = None,
+    jev: Jev | None = None,
+    claimed: Assessment | None = None,
+) -> Assessment:
     """Ask the three questions and record the policy's decision; nothing is promoted (shadow
-    mode). Leased like an invalidation: no transaction is open while Jev answers."""
+    mode). Leased like an invalidation: no transaction is open while Jev answers (`claimed`: as
+    run_invalidation's)."""
     if tenant_id is None:
         tenant_id = Assessment.objects.values_list("tenant_id", flat=True).get(pk=assessment_id)
-    assessment = claim(tenant_id=tenant_id, assessment_id=assessment_id)
+    assessment = claimed or claim(tenant_id=tenant_id, assessment_id=assessment_id)
     if assessment.state in FINISHED:
         return assessment
     try:

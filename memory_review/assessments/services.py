@@ -6,15 +6,16 @@ from django.db import transaction
 from memory_review.tenancy.models import Tenant
 
 from .invalidation import run_invalidation
+from .leases import claim
 from .models import Assessment, PolicyVersion
 from .policy import DEFAULTS, Thresholds
 from .promotion import run_promotion
 
 
 def run_assessment(*, tenant_id: int, assessment_id: int) -> Assessment:
-    purpose = Assessment.objects.values_list("purpose", flat=True).get(pk=assessment_id, tenant_id=tenant_id)
-    run = run_invalidation if purpose == Assessment.Purpose.INVALIDATION else run_promotion
-    return run(assessment_id, tenant_id=tenant_id)
+    assessment = claim(tenant_id=tenant_id, assessment_id=assessment_id)  # its purpose read with its lease
+    run = run_invalidation if assessment.purpose == Assessment.Purpose.INVALIDATION else run_promotion
+    return run(assessment_id, tenant_id=tenant_id, claimed=assessment)
 
 
 def policy_ensure_default(*, tenant: Tenant, created_by: str) -> PolicyVersion:
