@@ -114,9 +114,12 @@ def grow(tenant: Tenant, policy: PolicyVersion, memories: int, start: int) -> No
             Memory.objects.filter(pk__in=[m.pk for m in flagged]).update(status="needs_review", row_version=2)
 
 
-def verify_in_a_fresh_process() -> dict:
-    """Wall time and the child's own peak resident memory (wait4 reports that child alone)."""
+def verify_in_a_fresh_process(profile_out: str | None = None) -> dict:
+    """Wall time, and the child's own CPU time and peak resident memory (wait4 reports that child
+    alone); under cProfile, its functions' figures written to `profile_out`."""
     command = [sys.executable, str(throwaway.ROOT / "manage.py"), "verify_audit", "--tenant", "bench"]
+    if profile_out:
+        command[1:1] = ["-m", "cProfile", "-o", profile_out]
     started = time.perf_counter()
     child = subprocess.Popen(
         command, env=os.environ, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
@@ -126,13 +129,23 @@ def verify_in_a_fresh_process() -> dict:
     seconds = time.perf_counter() - started
     if os.waitstatus_to_exitcode(status) != 0:
         raise SystemExit(f"verify_audit failed: {err.strip()}")
-    return {"seconds": round(seconds, 1), "peak_mib": round(usage.ru_maxrss / 1024, 1), "said": out.strip()}
+    return {
+        "seconds": round(seconds, 1),
+        "cpu_s": round(usage.ru_utime + usage.ru_stime, 1),
+        "peak_mib": round(usage.ru_maxrss / 1024, 1),
+        "said": out.strip(),
+    }
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="250000,1000000", help="sealed rows at each measurement")
     parser.add_argument("--postgres", metavar="URL")
+    parser.add_argument(
+        "--profile-out",
+        metavar="FILE",
+        help="run the last size's verify_audit under cProfile, its figures in FILE",
+    )
     args = parser.parse_args()
     sizes = [int(size) for size in args.sizes.split(",")]
     call_command("migrate", verbosity=0)
@@ -151,8 +164,11 @@ def main() -> None:
             transitions = Transition.objects.filter(tenant=tenant).count()
             built = time.perf_counter() - started
             print(f"{sealed:,} seals, {memories:,} memories, {transitions:,} transitions ({built:.0f} s)")
-            result = verify_in_a_fresh_process()
-            print(f"  verify_audit: {result['seconds']} s, peak {result['peak_mib']} MiB: {result['said']}")
+            result = verify_in_a_fresh_process(args.profile_out if size == sizes[-1] else None)
+            print(
+                f"  verify_audit: {result['seconds']} s ({result['cpu_s']} s of its own CPU), "
+                f"peak {result['peak_mib']} MiB: {result['said']}"
+            )
             results.append({"seals": sealed, "transitions": transitions, **result})
     throwaway.drop()
     print(json.dumps({"backend": "postgresql" if args.postgres else "sqlite", "runs": results}))
