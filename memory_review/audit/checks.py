@@ -5,7 +5,6 @@ in chunks and keeps only the row before, so memory stays flat however long the t
 audit/verification.py runs them in order and records the result.
 """
 
-import hashlib
 import hmac
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -18,7 +17,7 @@ from django.utils import timezone
 from memory_review.tenancy.models import Tenant
 
 from . import chain, seals, sequencer
-from .heads import GENESIS, ChainBroken, canonical
+from .heads import GENESIS, ChainBroken
 from .keys import Keyring
 from .models import AuditChain, Seal, Transition
 
@@ -145,7 +144,8 @@ def ledger(
     )
     for values in rows:
         progress.row()
-        row = _SealRow(dict(zip(names, values, strict=True)))
+        found = dict(zip(names, values, strict=True))
+        row = _SealRow(found)
         if row.seq != walked.last_seq + 1:
             return _gap(tenant, "seals", walked.last_seq + 1, row.seq), walked
         if row.prev_hash != walked.last_hash:
@@ -156,8 +156,7 @@ def ledger(
         if key is None:
             problem = f"it is signed with key {row.key_id!r}, which is not in the keyring"
             return Break(tenant.slug, row.seq, None, problem, "seals"), walked
-        expected = hmac.new(key, canonical(seals.seal_payload(row)), hashlib.sha256).hexdigest()
-        if not hmac.compare_digest(expected, row.hash):
+        if not hmac.compare_digest(seals.link_hash(found, key), row.hash):
             problem = "seal was edited or forged (its hash no longer matches its contents)"
             return Break(tenant.slug, row.seq, None, problem, "seals"), walked
         if row.trail_seq < walked.most_trail_seq:

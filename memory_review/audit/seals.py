@@ -260,6 +260,8 @@ def _text(value):
 
 
 def _moment(value):
+    if type(value) is datetime and value.tzinfo is UTC:  # as the database reads it back: the most common
+        return value.isoformat(timespec="microseconds")
     if isinstance(value, datetime):
         if timezone.is_naive(value):
             value = timezone.make_aware(value, UTC)
