@@ -140,3 +140,12 @@ def test_an_update_that_matches_nothing_seals_nothing(acme, policy):
     assert Verdict.objects.filter(pk__in=[]).update(applied=True) == 0
     assert PolicyVersion.objects.filter(pk=-1).update(note="none") == 0
     assert Seal.objects.count() == before
+
+
+def test_a_sliced_update_is_refused_as_django_refuses_it(acme, policy):
+    before = Seal.objects.count()
+
+    with pytest.raises(TypeError, match="slice"):
+        PolicyVersion.objects.all()[:1].update(note="sliced")
+
+    assert Seal.objects.count() == before and PolicyVersion.objects.get(pk=policy.pk).note != "sliced"

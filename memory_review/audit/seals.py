@@ -87,10 +87,15 @@ class SealedQuerySet(models.QuerySet):
     def update(self, **kwargs):
         if not touches(self.model, kwargs):
             return super().update(**kwargs)
+        # Refused as Django's update() refuses them, before anything is written.
+        self._not_support_combined_queries("update")
+        if self.query.is_sliced:
+            raise TypeError("Cannot update a query once a slice has been taken.")
         with transaction.atomic(using=self.db, savepoint=False):
             if connections[self.db].vendor in RETURNS_FROM_UPDATE and not self.model._meta.parents:
                 found = _update_returning(self, kwargs)
                 _seal(self.model, found, CHANGE, using=self.db)
+                self._result_cache = None  # as Django's update(): what was read before is stale
                 return len(found)
             # `of`: a filter across a nullable join would otherwise lock (or, on PostgreSQL, refuse) more.
             pks = list(self.order_by().select_for_update(of=("self",)).values_list("pk", flat=True))
