@@ -67,9 +67,9 @@ os.environ["CELERY_BROKER_URL"] = BROKER  # before settings load: the web queues
 os.environ["CACHE_URL"] = BROKER  # the API's rate limit counts here, shared by the web's workers
 os.environ["CACHE_KEY_PREFIX"] = f"bench-throughput-{os.getpid()}"
 os.environ["JEV_STANDIN_URL"] = f"http://127.0.0.1:{STANDIN_PORT}"
-# Audit rows linked by the sequencer's runs on the workers (docs/audit.md, "Sequencing");
-# AUDIT_SEQUENCER=inline in the environment times each writer linking its own under the head,
-# as the settings' default does.
+# Audit rows linked by the sequencer's runs on the workers, as the settings' default does
+# (docs/audit.md, "Sequencing"); AUDIT_SEQUENCER=inline in the environment times each writer
+# linking its own under the head.
 os.environ.setdefault("AUDIT_SEQUENCER", "deferred")
 
 import django  # noqa: E402

@@ -442,13 +442,14 @@ AUDIT_VERIFY_LOST_SECONDS = env_int("AUDIT_VERIFY_LOST_SECONDS", 900)
 # Signed checkpoints of each chain's head, written outside the database (append-only files).
 AUDIT_CHECKPOINT_DIR = os.environ.get("AUDIT_CHECKPOINT_DIR") or str(VAR_DIR / "audit-checkpoints")
 AUDIT_CHECKPOINT_MINUTES = env_int("AUDIT_CHECKPOINT_MINUTES", 10)
-# Sequencing (docs/audit.md, "Sequencing"). `inline` (the default): each writer links its audit
-# rows as it writes them, holding the tenant's chain head until it commits. `deferred`: writers add
-# rows with no position and lock nothing shared, and one sequencer run a tenant at a time (queued
-# when a write commits, on any worker) links the committed ones. Deferred takes the lock away but
-# costs more CPU an event until seals are linked a batch at a time: on one 2-core host inline is
-# faster (BENCHMARKS.md, "The sequencer"); a tenant spread over many worker hosts wants deferred.
-AUDIT_SEQUENCER = os.environ.get("AUDIT_SEQUENCER", "inline")
+# Sequencing (docs/audit.md, "Sequencing"). `deferred` (the default): writers add audit rows with
+# no position and lock nothing a tenant shares, and one sequencer run a tenant at a time (queued
+# when a write commits, on any worker; beat sweeps for a lost one) links the committed ones, so a
+# tenant's writes grow with its workers and hosts. `inline`: each writer links its rows as it
+# writes them, holding the tenant's chain head until it commits: a tenant stops at what that one
+# row allows (BENCHMARKS.md, "Fewer statements an event, and eight processes"); for a process
+# with no worker beside it (seed_demo, bench/throwaway.py, the tests).
+AUDIT_SEQUENCER = os.environ.get("AUDIT_SEQUENCER", "deferred")
 if AUDIT_SEQUENCER not in ("deferred", "inline"):
     raise ImproperlyConfigured(f"AUDIT_SEQUENCER is {AUDIT_SEQUENCER!r}: it must be deferred or inline")
 AUDIT_SEQUENCE_FLAG_SECONDS = env_int("AUDIT_SEQUENCE_FLAG_SECONDS", 30)  # a lost run's flag lapses

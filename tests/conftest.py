@@ -24,8 +24,9 @@ def audit_key(settings, tmp_path):
     settings.AUDIT_KEY, settings.AUDIT_KEY_ID = TEST_AUDIT_KEY, TEST_AUDIT_KEY_ID
     settings.AUDIT_CHECKPOINT_DIR = str(tmp_path / "audit-checkpoints")
     # A test's transaction never commits, so a sequencer run queued on commit would never come:
-    # audit rows are linked in the writer's transaction. tests/audit/test_sequencer.py runs the
-    # deferred way, with committed transactions and a real worker.
+    # audit rows are linked in the writer's transaction, not the default (deferred) way.
+    # tests/test_sequencer.py, test_sealed_values.py, test_feed_race.py and
+    # review/test_waiting_rows_on_screens.py run the deferred way.
     settings.AUDIT_SEQUENCER = "inline"
 
 

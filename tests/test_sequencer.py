@@ -8,7 +8,9 @@ from datetime import timedelta
 from types import SimpleNamespace
 
 import pytest
+import time_machine
 from django.db import connection, connections, transaction
+from django.test import Client
 from django.utils import timezone
 
 from memory_review.agents import feed
@@ -166,6 +168,22 @@ def test_a_row_waiting_past_the_bound_is_reported(acme, deferred, settings):
     assert checks.waiting(acme, keyring(), now=timezone.now() + timedelta(seconds=59)) is None
     sequencer.sequence(acme.pk)
     assert checks.waiting(acme, keyring(), now=later) is None
+
+
+def test_metrics_say_how_long_the_oldest_row_has_waited_for_its_position(acme, globex, deferred):
+    with time_machine.travel(timezone.now() - timedelta(minutes=3)):
+        make_memory(acme)  # its event's and its own seals, and its feed change, wait
+
+    def waited(slug: str) -> float:
+        text = Client().get("/metrics", REMOTE_ADDR="127.0.0.1").content.decode()
+        name = f'memory_review_audit_oldest_waiting_seconds{{tenant="{slug}"}}'
+        return float(next(line for line in text.splitlines() if line.startswith(name)).split()[-1])
+
+    assert 175 < waited("acme") < 200 and waited("globex") == 0.0
+    flag(Memory.objects.get(tenant=acme))  # a newer row waits too: the oldest still counts
+    assert 175 < waited("acme") < 200
+    sequencer.sequence(acme.pk)
+    assert waited("acme") == 0.0
 
 
 def test_the_application_refuses_the_sequencer_nothing_else(acme, deferred):

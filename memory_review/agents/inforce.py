@@ -30,7 +30,7 @@ from django.db.models import OuterRef, Q, Subquery, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from memory_review.audit.models import Transition
+from memory_review.audit.models import MOVES_NEWEST_FIRST, Transition
 from memory_review.memories.models import LIVE_STATUSES, Memory, MemoryStatus
 from memory_review.tenancy.models import Tenant
 
@@ -56,7 +56,7 @@ def _moves(at: datetime | None):
     moves = Transition.objects.filter(memory_id=OuterRef("pk"))
     if at is not None:
         moves = moves.filter(created_at__lte=at)
-    return moves.order_by("-seq")
+    return moves.order_by(MOVES_NEWEST_FIRST)
 
 
 @dataclass

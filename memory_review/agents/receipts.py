@@ -16,7 +16,7 @@ from django.db import transaction
 from django.db.models import Count, Min
 
 from memory_review.audit.exports import spreadsheet_safe
-from memory_review.audit.models import Transition
+from memory_review.audit.models import MOVES_NEWEST_FIRST, Transition
 from memory_review.memories.models import Memory, MemoryStatus
 from memory_review.tenancy.models import Tenant
 
@@ -125,7 +125,7 @@ def killing_move(memory: Memory) -> Transition | None:
     return (
         Transition.objects.filter(memory=memory, to_status=memory.status)
         .select_related("verdict__event")
-        .order_by("-seq")
+        .order_by(MOVES_NEWEST_FIRST)
         .first()
     )
 

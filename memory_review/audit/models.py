@@ -7,6 +7,11 @@ from django.utils import timezone
 
 from memory_review.tenancy.models import SealedTenantOwned, Tenant, TenantOwned, TenantQuerySet
 
+# Moves newest first: a move still waiting for its position (AUDIT_SEQUENCER=deferred, for the
+# moment until the sequencer links it) is the newest, before every linked one. PostgreSQL and
+# Oracle put NULLs first in a descending order by default; SQLite puts them last.
+MOVES_NEWEST_FIRST = models.F("seq").desc(nulls_first=True)
+
 
 class Transition(TenantOwned):
     """Append-only (a trigger refuses UPDATE and DELETE); rows form a per-tenant hash chain."""

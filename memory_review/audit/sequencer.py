@@ -26,6 +26,7 @@ import logging
 from collections.abc import Callable
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import datetime
 
 from django.core.cache import cache
 from django.db import connections, transaction
@@ -261,6 +262,16 @@ def _refuse_changed(stored: str | None, expected: str | None, what: str) -> None
             f"{what} changed while it waited for a position (its own keyed digests no longer match, "
             "or it names no key): nothing more is linked until an operator looks (run verify_audit)"
         )
+
+
+def oldest_waiting(tenant_id: int) -> datetime | None:
+    """When the tenant's longest-waiting row was written, or None when nothing waits (an index
+    probe a kind of row): /metrics reports it, so a stopped sequencer is seen within seconds,
+    long before verification's bound (AUDIT_SEQUENCE_BOUND_SECONDS) names the row."""
+    kinds = (waiting_transitions(tenant_id), waiting_seals(tenant_id))
+    kinds += tuple(feed.objects.filter(tenant_id=tenant_id, seq__isnull=True) for feed in FEEDS)
+    found = (rows.order_by("pk").values_list("created_at", flat=True).first() for rows in kinds)
+    return min((at for at in found if at is not None), default=None)
 
 
 def waiting(tenant_id: int) -> bool:

@@ -1,6 +1,7 @@
 """State read from the database when Prometheus scrapes: per tenant, the review queue's depth and
-its oldest wait, memories by status (the tallies the home page reads: one row per status) and assessments not
-yet done. Cheap queries only, each under the tenant's row-level context."""
+its oldest wait, memories by status (the tallies the home page reads: one row per status),
+assessments not yet done, and how long the oldest audit row has waited for the sequencer. Cheap
+queries only, each under the tenant's row-level context."""
 
 from django.db.models import Count, Min
 from django.utils import timezone
@@ -8,6 +9,7 @@ from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
 from memory_review.assessments.models import Assessment
+from memory_review.audit import sequencer
 from memory_review.memories.models import Memory, MemoryStatus, MemoryTally
 from memory_review.memories.tallies import summed
 from memory_review.tenancy.db_context import tenant_context
@@ -34,6 +36,13 @@ class DomainCollector(Collector):
             "How long the oldest item in the review queue has waited (0 when it is empty).",
             labels=["tenant"],
         )
+        waiting = GaugeMetricFamily(
+            "memory_review_audit_oldest_waiting_seconds",
+            "How long the oldest audit row or feed change has waited for its position (0 when none "
+            "waits): the sequencer links them within seconds; alert well before "
+            "AUDIT_SEQUENCE_BOUND_SECONDS, when verify_audit reports the row.",
+            labels=["tenant"],
+        )
         now = timezone.now()
         for tenant_id, slug in (
             Tenant.objects.filter(is_active=True).order_by("slug").values_list("pk", "slug")
@@ -50,6 +59,8 @@ class DomainCollector(Collector):
                 first = (
                     Memory.objects.for_tenant(tenant_id).needs_review().aggregate(at=Min("flagged_at"))["at"]
                 )
+                since = sequencer.oldest_waiting(tenant_id)
+            waiting.add_metric([slug], (now - since).total_seconds() if since else 0.0)
             oldest.add_metric([slug], (now - first).total_seconds() if first else 0.0)
             queue.add_metric([slug], tallies.get(MemoryStatus.NEEDS_REVIEW, 0))
             for status in MemoryStatus.values:
@@ -60,3 +71,4 @@ class DomainCollector(Collector):
         yield memories
         yield assessments
         yield oldest
+        yield waiting

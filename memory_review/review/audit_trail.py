@@ -207,13 +207,28 @@ def trail_page(
       Past WALK_MOST moves the page stops short: it says how far it looked (`looked_past`) and
       its link goes on from the last move read (a busy day of 75,000 other moves before them
       cost the common subject's page 100 to 670 ms).
-    Either way the page itself, and its cursors, come from keyset_page over the moves found."""
+    Either way the page itself, and its cursors, come from keyset_page over the moves found.
+
+    Pages are cut on linked moves' positions. Moves still waiting for theirs (the moment until
+    the sequencer links them, AUDIT_SEQUENCER=deferred) are the newest: the first page shows them
+    above the linked ones, up to a page of them."""
+    page = _linked_page(filtered, tenant, ordering, after=after, before=before)
+    if after or before:
+        return page
+    waiting = filtered.filter(seq__isnull=True).order_by("-pk").values("pk")[:TRAIL_PAGE]
+    first = list(trail(tenant).filter(pk__in=waiting).order_by("-pk"))
+    return Page([*first, *page.rows], page.next_cursor, page.prev_cursor, looked_past=page.looked_past)
+
+
+def _linked_page(
+    filtered: QuerySet, tenant: Tenant, ordering: tuple[str, ...], *, after: str | None, before: str | None
+) -> Page:
     kind = getattr(filtered, "subject_matches", None)
     shown = trail(tenant)
     stopped = None
     if kind == "few":  # every move of a few memories: read (with their order's columns), paged here
         columns = [term.lstrip("-") for term in ordering]
-        found = list(filtered.order_by().values_list("pk", *columns))
+        found = [row for row in filtered.order_by().values_list("pk", *columns) if None not in row]
         return page_among(found, ordering, size=TRAIL_PAGE, after=after, before=before, shown=shown)
     if kind == "many" and ordering == TRAIL_ORDER:
         found, stopped = _walk(filtered, tenant, after=after, before=before)
@@ -221,6 +236,7 @@ def trail_page(
         found = None
     if found is not None:
         filtered = Transition.objects.filter(pk__in=found)  # no tenant: no index that walks by seq
+    filtered = filtered.filter(seq__isnull=False)
     page = keyset_page(filtered, ordering, size=TRAIL_PAGE, after=after, before=before, shown=shown)
     if stopped is None:
         return page
@@ -236,7 +252,8 @@ def _walk(
     """The ids of the filtered moves from the cursor on (newest first; oldest first from a
     `before`), window by window, until a page and one more are found or the trail ends; and, if
     WALK_MOST moves were read first, the seq a cursor goes on from (else None)."""
-    head = Transition.objects.for_tenant(tenant).order_by("-seq").values_list("seq", flat=True).first() or 0
+    linked = Transition.objects.for_tenant(tenant).filter(seq__isnull=False)
+    head = linked.order_by("-seq").values_list("seq", flat=True).first() or 0
     cursor = after or before
     edge = decode(cursor, filtered, TRAIL_ORDER, name="after" if after else "before")[0] if cursor else None
     found: list[int] = []

@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from memory_review.assessments.models import Disposition, Verdict
 from memory_review.assessments.policy import BEARING, DEFAULTS, Thresholds
-from memory_review.audit.models import Transition
+from memory_review.audit.models import MOVES_NEWEST_FIRST, Transition
 from memory_review.memories.models import Memory, MemoryStatus, SourceEvent
 from memory_review.tenancy.names import actor_names
 
@@ -98,7 +98,7 @@ def evidence_for(memory: Memory, *, now: datetime | None = None) -> Evidence:
     move = (
         Transition.objects.filter(memory=memory)
         .only("seq", "action", "actor", "reason", "to_status", "from_status", "created_at", "verdict_id")
-        .order_by("-seq")
+        .order_by(MOVES_NEWEST_FIRST)
         .first()
     )
     votes = Verdict.objects.filter(memory=memory).select_related("event", "assessment__policy")

@@ -152,13 +152,18 @@ def lineage(memory: Memory, *, after: str | None = None, before: str | None = No
     # are read on the memory_id index and the page sorted from them (1,016 moves: 2 ms; read
     # with their joins before the sort, 9 ms).
     moves = Transition.objects.filter(memory_id__in=chain.ids)
+    shown = Transition.objects.select_related("verdict", "verdict__event", "memory")
     page = keyset_page(
-        moves, ("seq",), size=MOVES_PAGE, after=after, before=before,
-        shown=Transition.objects.select_related("verdict", "verdict__event", "memory"),
+        moves.filter(seq__isnull=False), ("seq",), size=MOVES_PAGE, after=after, before=before, shown=shown,
     )  # fmt: skip
-    name_actors(page.rows, memory.tenant)
+    # A move still waiting for its position (until the sequencer links it) is the newest: it
+    # follows the last page's linked moves.
+    rows = page.rows
+    if page.next_cursor is None:
+        rows = [*rows, *shown.filter(memory_id__in=chain.ids, seq__isnull=True).order_by("pk")]
+    name_actors(rows, memory.tenant)
     moves_count, moves_more = (
-        (len(page.rows), False) if not page.has_other_pages else moves.count_up_to(MOVES_COUNTED_UP_TO)
+        (len(rows), False) if not page.has_other_pages else moves.count_up_to(MOVES_COUNTED_UP_TO)
     )
     verdicts, verdicts_more = (
         Verdict.objects.for_tenant(memory.tenant_id)
@@ -178,7 +183,7 @@ def lineage(memory: Memory, *, after: str | None = None, before: str | None = No
         more_than=more,
         versions=versions,
         chain=chain,
-        moves=page.rows,
+        moves=rows,
         moves_next=page.next_cursor,
         moves_prev=page.prev_cursor,
         moves_count=moves_count,

@@ -8,7 +8,7 @@ from django.db.models import OuterRef, Q, Subquery
 
 from memory_review.assessments.models import PolicyVersion, Verdict
 from memory_review.assessments.policy import BEARING, Thresholds
-from memory_review.audit.models import Transition
+from memory_review.audit.models import MOVES_NEWEST_FIRST, Transition
 from memory_review.memories.models import LIVE_STATUSES, Memory, MemoryLink, MemoryStatus, exact_scope
 from memory_review.tenancy.names import actor_names
 
@@ -58,17 +58,20 @@ def status_history(memory: Memory, *, after: str | None = None) -> History:
             "verdict__disposition",
         )
     )
-    found = keyset_page(moves, ("-seq",), size=HISTORY_PAGE, after=after)
-    names = actor_names(move.actor for move in found.rows)
-    for move in found.rows:
+    # Pages are cut on the linked moves' positions; a move still waiting for its position (the
+    # moment until the sequencer links it) is the newest, shown above the first page's.
+    found = keyset_page(moves.filter(seq__isnull=False), ("-seq",), size=HISTORY_PAGE, after=after)
+    rows = found.rows if after else [*moves.filter(seq__isnull=True).order_by("-pk"), *found.rows]
+    names = actor_names(move.actor for move in rows)
+    for move in rows:
         move.actor_name = names[move.actor]
-    words.in_words(found.rows, memory.tenant)
+    words.in_words(rows, memory.tenant)
     count, more = (
-        (len(found.rows), False)
+        (len(rows), False)
         if found.next_cursor is None and after is None
         else Transition.objects.filter(memory=memory).count_up_to(HISTORY_COUNTED_UP_TO)
     )
-    return History(found.rows, found.next_cursor, found.prev_cursor, count, more)
+    return History(rows, found.next_cursor, found.prev_cursor, count, more)
 
 
 def verdicts_page(memory: Memory, *, after: str | None = None, before: str | None = None) -> Page:
@@ -234,7 +237,8 @@ def belief_at(memory: Memory, at: datetime) -> Belief:
     (a subquery on the trail's memory index); the versions shown are the BELIEF_AROUND that
     became valid last by `at` and the BELIEF_AROUND after, however long the subject's history
     (a chain of 200 versions read all 200 and every move of each)."""
-    last_move = Transition.objects.filter(memory_id=OuterRef("pk"), created_at__lte=at).order_by("-seq")
+    last_move = Transition.objects.filter(memory_id=OuterRef("pk"), created_at__lte=at)
+    last_move = last_move.order_by(MOVES_NEWEST_FIRST)
     versions = (
         Memory.objects.for_tenant(memory.tenant_id)
         .filter(subject=memory.subject)

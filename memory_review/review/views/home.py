@@ -6,7 +6,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET
 
 from memory_review.agents import webhooks
-from memory_review.audit.models import Transition
+from memory_review.audit.models import MOVES_NEWEST_FIRST, Transition
 from memory_review.calibration import figures
 from memory_review.compliance import dual_control
 from memory_review.memories import selectors
@@ -51,7 +51,7 @@ def tenant_home(request: HttpRequest, membership) -> HttpResponse:
             "candidate__id",
             "candidate__subject",
         )
-        .order_by("-seq")[:10]
+        .order_by(MOVES_NEWEST_FIRST)[:10]
     )
     names = actor_names(move.actor for move in recent)
     for move in recent:

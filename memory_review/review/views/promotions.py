@@ -10,6 +10,7 @@ from django.views.decorators.http import require_GET, require_POST
 from memory_review import params, textlimits
 from memory_review.assessments.models import CandidateStatus, PromotionCandidate
 from memory_review.assessments.promotion import candidate_decide
+from memory_review.audit.models import MOVES_NEWEST_FIRST
 from memory_review.calibration import figures
 from memory_review.lifecycle import Actor, LifecycleError, StaleVersion
 from memory_review.tenancy.names import actor_names
@@ -53,7 +54,7 @@ def promotion_detail(request: HttpRequest, membership, pk: int) -> HttpResponse:
     candidate = get_candidate_for(membership, pk)
     if works_blind(membership):
         return candidate_evidence(request, membership, candidate)
-    history = list(candidate.transitions.order_by("-seq"))
+    history = list(candidate.transitions.order_by(MOVES_NEWEST_FIRST))
     names = actor_names([*(move.actor for move in history), candidate.reviewed_by])
     for move in history:
         move.actor_name = names[move.actor]
