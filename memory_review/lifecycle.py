@@ -90,6 +90,9 @@ MEMORY_MOVES: dict[tuple[str, str], tuple[frozenset[str], str]] = {
     # pinned past their TTL; code expires one only when a person unfreezes it past its TTL.
     ("system", "expire"): (frozenset({M.ACTIVE, M.NEEDS_REVIEW, M.FROZEN}), M.EXPIRED),
     ("system", "erase"): (_ANY_MEMORY, M.DELETED),
+    # A memory just written that hides text or touches what an attacker wants an agent to act on
+    # waits for a person before any agent reads it as in force (memories/holds.py).
+    ("system", "hold"): (frozenset({M.ACTIVE}), M.NEEDS_REVIEW),
 }
 
 _OPEN = frozenset({CandidateStatus.PROPOSED, CandidateStatus.NEEDS_REVIEW})
@@ -154,7 +157,9 @@ def transition(
             if target == M.NEEDS_REVIEW:
                 # What the review queue orders and filters by: when, and for what.
                 row.flagged_at = now
-                row.flagged_for = verdict.disposition if verdict is not None else actor.kind
+                row.flagged_for = (
+                    verdict.disposition if verdict is not None else "held" if action == "hold" else actor.kind
+                )
                 changed += ["flagged_at", "flagged_for"]
         from_status = row.status
         row.status = target

@@ -2,6 +2,7 @@
 a webhook. The actor is given as stored (`user:3`, `policy:v2`, `agent:support-bot`) and as a
 name to show."""
 
+from memory_review.memories import hidden_text
 from memory_review.memories.models import Memory, MemoryChange, MemoryStatus
 
 from .inforce import Held
@@ -25,6 +26,15 @@ def decision(memory: Memory, move, names: dict[str, str]) -> dict:
     return {"action": action, "by": by, "by_name": names.get(by), "at": _when(at)}
 
 
+def hidden(memory: Memory) -> list[str]:
+    """What the memory's subject and content hide or imitate (memories/hidden_text.py), a
+    sentence a finding: an agent that shows or acts on the text can refuse it or show it openly."""
+    if memory.deleted_at is not None:
+        return []
+    found = hidden_text.findings(memory.subject) + hidden_text.findings(memory.content)
+    return hidden_text.in_words(found)
+
+
 def held(item: Held, names: dict[str, str]) -> dict:
     memory = item.memory
     erased = memory.deleted_at is not None  # only an as_of answer reaches one
@@ -33,6 +43,7 @@ def held(item: Held, names: dict[str, str]) -> dict:
         "version": memory.version,
         "content": None if erased else memory.content,
         "content_erased": erased,
+        "hidden_text": hidden(memory),
         "kind": memory.kind,
         "subject": memory.subject,
         "scope": scope(memory),

@@ -1,6 +1,9 @@
 """Validated input (schemas.py) into the domain's write services: one path for the API and for
 `import_jsonl`, so a bulk load accepts and stores exactly what the API would."""
 
+from django.db import transaction
+
+from memory_review.memories import holds
 from memory_review.memories.models import Memory, SourceEvent
 from memory_review.memories.services import event_record, memory_write
 from memory_review.tenancy.models import Tenant
@@ -19,9 +22,12 @@ def record_event(*, tenant: Tenant, body: EventIn) -> SourceEvent:
     )
 
 
+@transaction.atomic
 def write_memory(*, event: SourceEvent, body: MemoryIn, channel: str) -> Memory:
-    """`channel` says how it arrived (agent, import) in `written_by`."""
-    return memory_write(
+    """`channel` says how it arrived (agent, import) in `written_by`. A memory that hides text or
+    touches instructions, payment details, permissions or identity waits for a person
+    (memories/holds.py) before any agent reads it as in force."""
+    memory = memory_write(
         event=event,
         kind=body.kind,
         subject=body.subject,
@@ -31,3 +37,5 @@ def write_memory(*, event: SourceEvent, body: MemoryIn, channel: str) -> Memory:
         valid_until=body.valid_until,
         **body.scope.model_dump(),
     )
+    memory.held_because = holds.hold_if_untrusted(memory)
+    return memory

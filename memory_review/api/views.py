@@ -216,6 +216,8 @@ def memories(request: HttpRequest, tenant):
             "status": memory.status,
             "version": memory.version,
             "subject": memory.subject,
+            "held_because": memory.held_because,
+            "hidden_text": shapes.hidden(memory),
         },
         status=201,
     )

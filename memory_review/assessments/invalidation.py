@@ -18,6 +18,7 @@ from django.utils import timezone
 
 from memory_review.audit.models import Transition
 from memory_review.lifecycle import Actor, IllegalTransition, StaleVersion, permits, transition
+from memory_review.memories import holds
 from memory_review.memories.models import (
     EXPIRABLE,
     LIVE_STATUSES,
@@ -478,7 +479,9 @@ def _move(
     event = verdict.event
     reason = verdict_reason(verdict, event, actor) + (f"; {rule}" if rule else "")
     if action == "supersede" and remember_successor and event.erased_at is None:
-        return memory_write(
+        # The successor's words are the event's: held for a person when they hide text or touch
+        # instructions, payment details, permissions or identity (memories/holds.py).
+        successor = memory_write(
             event=event,
             kind=memory.kind,
             subject=memory.subject,
@@ -494,6 +497,8 @@ def _move(
             verdict=verdict,
             link_origin=MemoryLink.Origin.ASSESSMENT,
         )
+        holds.hold_if_untrusted(successor)
+        return successor
     transition(obj=memory, action=action, actor=actor, reason=reason, seen_version=seen, verdict=verdict)
     return None
 

@@ -259,4 +259,5 @@ def _did(move: Transition) -> str:
         "flag": "sent it to review", "approve": "approved it", "freeze": "froze it", "unfreeze": "unfroze it",
         "restore": "restored it", "contradict": "marked it contradicted", "supersede": "marked it superseded",
         "forget": "forgot it", "erase": "erased it", "expire": "expired it", "reopen": "reopened it",
+        "hold": "held it before it was trusted",
     }.get(move.action, f"moved it to {move.to_status.replace('_', ' ')}")  # fmt: skip

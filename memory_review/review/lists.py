@@ -148,6 +148,7 @@ class QueueFilters(_Filters):
             (Disposition.NO_SOURCE, "an erased source"),
             ("user", "a person"),
             ("system", "a job"),
+            ("held", "held before it was trusted"),
         ],
     )
     claim = forms.ChoiceField(

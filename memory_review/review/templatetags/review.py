@@ -1,12 +1,36 @@
 from django import template
 from django.template.defaultfilters import floatformat
 from django.urls import reverse
+from django.utils.safestring import mark_safe
 
 from memory_review.assessments.models import Disposition
 from memory_review.calibration import labeling
+from memory_review.memories import hidden_text
 from memory_review.review import explain, rows, words
 
 register = template.Library()
+
+
+@register.filter
+def revealed(text: str | None) -> str:
+    """A memory's or an event's words with every hidden character shown in its place and every
+    look-alike word marked (memories/hidden_text.py), line breaks kept."""
+    if not text:
+        return ""
+    return mark_safe(str(hidden_text.reveal(text)).replace("\n", "<br>"))  # noqa: S308  (escaped by reveal)
+
+
+@register.filter
+def without_hidden(text: str | None) -> str:
+    """The words with hidden characters taken out: what a corrected version starts from."""
+    return hidden_text.without_hidden(text or "")
+
+
+@register.filter
+def hidden_notes(text: str | None, subject: str | None = None) -> list[str]:
+    """What `text` (and its `subject`) hide or imitate, a sentence a finding; [] for plain text."""
+    found = [*hidden_text.findings(subject or ""), *hidden_text.findings(text or "")]
+    return hidden_text.in_words(found)
 
 
 @register.filter
