@@ -141,6 +141,7 @@ INSTALLED_APPS = [
     "memory_review.workflow",
     "memory_review.agents",
     "memory_review.jobfiles",
+    "memory_review.quality",
     "memory_review.review",
     "memory_review.demo",
     "memory_review.oracle",

@@ -36,6 +36,8 @@ RLS_WITH_THEIR_TABLE = {
     "agents_webhookattempt",
     "jobfiles_jobfile",
     "audit_verificationrun",
+    "quality_auditsample",
+    "quality_audititem",
 }
 
 

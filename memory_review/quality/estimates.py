@@ -198,10 +198,17 @@ def labels_needed(
     at `confidence`: the normal approximation's n0 = z^2 p(1-p) / e^2, finite-population corrected
     (n0 / (1 + (n0 - 1) / N)), with p = `expected` (0.5, the most a rate can need, when nothing is
     known yet). Never more than the population."""
-    if not 0 < precision < 1:
-        raise ValueError(f"precision must be between 0 and 1 (0.03 is +-3 points), got {precision}")
     if population <= 0:
         return 0
-    z = float(stats.norm.ppf(1 - (1 - confidence) / 2))
-    first = z * z * expected * (1 - expected) / (precision * precision)
+    first = labels_for_an_endless_population(precision, confidence, expected)
     return min(population, math.ceil(first / (1 + (first - 1) / population)))
+
+
+def labels_for_an_endless_population(
+    precision: float, confidence: float = CONFIDENCE, expected: float = 0.5
+) -> float:
+    """n0 = z^2 p(1-p) / e^2, before the finite-population correction."""
+    if not 0 < precision < 1:
+        raise ValueError(f"precision must be between 0 and 1 (0.03 is +-3 points), got {precision}")
+    z = float(stats.norm.ppf(1 - (1 - confidence) / 2))
+    return z * z * expected * (1 - expected) / (precision * precision)

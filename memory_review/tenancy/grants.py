@@ -111,6 +111,8 @@ APP_GRANTS: dict[str, Grant] = {
     ),
     "review_claim": Grant(WRITE, why="claims are released, and kept as the record"),
     "jobfiles_jobfile": Grant(WRITE, why="a job's state moves; the record stays when its file expires"),
+    "quality_auditsample": Grant(APPEND, why="a sampled audit's draw is written once and sealed"),
+    "quality_audititem": Grant(APPEND, why="the items drawn are written once, with their sample"),
     "workflow_assignment": Grant(WRITE, why="an assignment is ended, never deleted"),
     "workflow_assignmentrule": Grant(WRITE, why="a rule is removed by a date, and kept"),
     "workflow_reviewtarget": Grant(WRITE, why="one row a tenant, changed in place by a lead"),

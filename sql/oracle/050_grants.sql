@@ -195,6 +195,14 @@ GRANT SELECT, INSERT ON MEMORIES_SOURCEEVENT TO MEMORY_APP
 GRANT UPDATE (TEXT, TEXT_HASH, ERASED_AT, AGENT_ID, THREAD_ID, RUN_ID) ON MEMORIES_SOURCEEVENT TO MEMORY_APP
 /
 
+-- quality_audititem: the items drawn are written once, with their sample
+GRANT SELECT, INSERT ON QUALITY_AUDITITEM TO MEMORY_APP
+/
+
+-- quality_auditsample: a sampled audit's draw is written once and sealed
+GRANT SELECT, INSERT ON QUALITY_AUDITSAMPLE TO MEMORY_APP
+/
+
 -- review_claim: claims are released, and kept as the record
 GRANT SELECT, INSERT, UPDATE ON REVIEW_CLAIM TO MEMORY_APP
 /

@@ -1,0 +1,72 @@
+"""A sampled audit's draws (issue 31, item 1): what was drawn, from which population, by which
+seed, and the items, each sealed as it is written, so the sample an estimate rests on is the
+sample that was drawn."""
+
+from django.db import models
+
+from memory_review.audit.models import Transition
+from memory_review.memories.models import Memory
+from memory_review.tenancy.models import SealedTenantOwned
+
+
+class Population(models.TextChoices):
+    UNREVIEWED = "unreviewed", "memories in force that no person reviewed"
+    DECISIONS = "decisions", "the policy's automatic decisions"
+
+
+class AuditSample(SealedTenantOwned):
+    """One draw. `strata` lists each stratum as drawn: its key (agent, channel, kind, decision),
+    how many items it held and how many were drawn; an item's `stratum` is its place in the
+    list. Anyone with the seed can draw again and get the same items (quality/sampling.py)."""
+
+    seal_kind = "audit_sample"
+    seal_fields = (
+        "population", "period_start", "period_end", "seed", "precision", "confidence", "budget",
+        "labels_asked", "strata", "items", "drawn_by", "drawn_at",
+    )  # fmt: skip
+
+    population = models.CharField(max_length=12, choices=Population.choices)
+    period_start = models.DateTimeField(
+        null=True, blank=True, help_text="Decisions from (None: all before the end)."
+    )
+    period_end = models.DateTimeField(help_text="Decisions until, or when the memories in force were read.")
+    seed = models.CharField(max_length=64, help_text="Hex; each item's rank is SHA-256 of seed:id.")
+    precision = models.FloatField(
+        help_text="The half-width asked for each stratum's rate (0.03: +-3 points)."
+    )
+    confidence = models.FloatField(default=0.95)
+    budget = models.PositiveIntegerField(help_text="The labels the lead would spend on it, at most.")
+    labels_asked = models.PositiveIntegerField(
+        help_text="The labels the precision asked for in every stratum."
+    )
+    strata = models.JSONField(help_text="[{key, population, sampled}] in the items' stratum order.")
+    items = models.PositiveIntegerField()
+    drawn_by = models.CharField(max_length=120)
+    drawn_at = models.DateTimeField()
+
+    class Meta:
+        indexes = [models.Index(fields=["tenant", "population", "-drawn_at"], name="auditsample_tenant_ix")]
+
+    def __str__(self) -> str:
+        return f"audit sample {self.pk}: {self.items} {self.population} items"
+
+
+class AuditItem(SealedTenantOwned):
+    """One item drawn: the memory, and for a decision the move that made it."""
+
+    seal_kind = "audit_item"
+    seal_fields = ("sample_id", "stratum", "memory_id", "transition_id", "rank")
+
+    sample = models.ForeignKey(AuditSample, on_delete=models.PROTECT, related_name="drawn")
+    stratum = models.PositiveIntegerField()
+    memory = models.ForeignKey(Memory, on_delete=models.PROTECT, related_name="+")
+    transition = models.ForeignKey(
+        Transition, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
+    rank = models.CharField(max_length=16, help_text="The first 15 hex digits of its keyed hash.")
+
+    class Meta:
+        indexes = [models.Index(fields=["sample", "stratum", "rank"], name="audititem_sample_ix")]
+
+    def __str__(self) -> str:
+        return f"audit item {self.pk} of sample {self.sample_id}: memory {self.memory_id}"

@@ -1,0 +1,243 @@
+"""Drawing a sampled audit (issue 31, item 1): a stratified random sample, reproducible from a
+sealed seed, from one of two populations:
+
+* `unreviewed`: the memories in force (active, inside their validity) that no person ever moved;
+* `decisions`: the policy's automatic moves of a period: kept (`confirm`), contradicted,
+  superseded.
+
+Strata are the agent, the source channel, the memory's kind and the decision. Each stratum gets
+the labels its rate needs to be known to within the precision asked for (quality/estimates.py,
+`labels_needed`): a stratum of 40 is read nearly whole, one of a million needs about 1,067 for
++-3 points at 95%.
+
+**The draw.** Each item's rank is SHA-256 of "<seed>:<id>", its first 15 hex digits read as a
+number; a stratum's sample is its items of lowest rank. A keyed hash ranks every item in a
+uniformly random order that nobody can steer without the seed, and anyone with the seed can rank
+the items again with the standard library (`rank`) and check each drawn item's place. The
+database ranks and cuts in one query (PostgreSQL's and Oracle's own SHA-256; SQLite is given the
+function), with window functions: a stratum's size and each item's place in it, kept where the
+place is within what the stratum's size needs. So a draw over 2,000,000 memories reads each row
+once and returns only the sample (bench/sample_draw.py)."""
+
+import hashlib
+import math
+import secrets
+from datetime import datetime
+
+from django.db import connection, transaction
+from django.db.models import (
+    BigIntegerField,
+    CharField,
+    Count,
+    Exists,
+    F,
+    Func,
+    OuterRef,
+    Q,
+    Value,
+    Window,
+)
+from django.db.models.functions import Cast, RowNumber
+from django.utils import timezone
+
+from memory_review.audit.context import acting_as
+from memory_review.audit.models import Transition
+from memory_review.memories.models import Memory, MemoryStatus
+from memory_review.tenancy.models import Tenant
+
+from .estimates import labels_for_an_endless_population
+from .models import AuditItem, AuditSample, Population
+
+RANK_DIGITS = 15  # 60 bits: fits a signed 64-bit integer on every database
+DECISIONS = {"confirm": "kept", "contradict": "contradicted", "supersede": "superseded"}
+KEY = ("agent", "channel", "kind", "decision")
+
+
+def rank(seed: str, pk: int) -> int:
+    """An item's place in its stratum's draw: the first 15 hex digits of SHA-256("<seed>:<id>")."""
+    return _rank_of_text(f"{seed}:{pk}")
+
+
+class SampleRank(Func):
+    """`rank` computed by the database, for every row at once: over "<seed>:" || the id as text."""
+
+    output_field = BigIntegerField()
+    arg_joiner = " || "
+
+    def __init__(self, seed: str, expression):
+        super().__init__(Value(f"{seed}:"), Cast(expression, CharField()))
+
+    def as_sql(self, compiler, connection, **extra):
+        return super().as_sql(compiler, connection, template="mr_sample_rank(%(expressions)s)", **extra)
+
+    def as_postgresql(self, compiler, connection, **extra):
+        template = (
+            f"('x' || substr(encode(sha256(convert_to(%(expressions)s, 'UTF8')), 'hex'), 1, {RANK_DIGITS}))"
+            f"::bit({RANK_DIGITS * 4})::bigint"
+        )
+        return super().as_sql(compiler, connection, template=template, **extra)
+
+    def as_oracle(self, compiler, connection, **extra):
+        # TO_CHAR: the database character set's bytes (AL32UTF8), not the national one's.
+        template = (
+            "TO_NUMBER(SUBSTR(RAWTOHEX(STANDARD_HASH(TO_CHAR(%(expressions)s), 'SHA256')), "
+            f"1, {RANK_DIGITS}), '{'X' * RANK_DIGITS}')"
+        )
+        return super().as_sql(compiler, connection, template=template, **extra)
+
+
+def _rank_of_text(text: str) -> int:
+    return int(hashlib.sha256(text.encode()).hexdigest()[:RANK_DIGITS], 16)
+
+
+def on_sqlite_connection(sender, connection, **kwargs):
+    if connection.vendor == "sqlite":
+        connection.connection.create_function("mr_sample_rank", 1, _rank_of_text, deterministic=True)
+
+
+def _source(tenant: Tenant, population: str, start: datetime | None, end: datetime):
+    """The population's rows, with their stratum's columns named as KEY says, and the memory's id."""
+    if population == Population.UNREVIEWED:
+        by_people = Transition.objects.filter(memory=OuterRef("pk"), actor__startswith="user:")
+        rows = (
+            Memory.objects.for_tenant(tenant)
+            .filter(status=MemoryStatus.ACTIVE, deleted_at__isnull=True, valid_from__lte=end)
+            .filter(Q(valid_until__isnull=True) | Q(valid_until__gt=end))
+            .filter(~Exists(by_people))
+        )
+        return rows.annotate(
+            s_agent=F("agent_id"), s_channel=F("channel"), s_kind=F("kind"), s_decision=Value("in force"),
+            memory_ref=F("pk"),
+        )  # fmt: skip
+    rows = Transition.objects.for_tenant(tenant).filter(
+        actor__startswith="policy:", action__in=DECISIONS, memory__isnull=False, created_at__lte=end
+    )
+    if start is not None:
+        rows = rows.filter(created_at__gt=start)
+    return rows.annotate(
+        s_agent=F("memory__agent_id"), s_channel=F("memory__channel"), s_kind=F("memory__kind"),
+        s_decision=F("action"), memory_ref=F("memory_id"),
+    )  # fmt: skip
+
+
+def _within_need(ranked, columns: tuple[str, ...], first: float, scale: float) -> list[tuple]:
+    """The ranked rows whose place in their stratum is within `share_of` its size, written
+    without CEIL and LEAST (which SQLite lacks): place <= size and (place - 1) * (size + n0 - 1)
+    < scale * n0 * size. Filtered around the window query in SQL of its own: Django's filter on
+    window functions lost a column here."""
+    inner, params = ranked.query.sql_with_params()
+    quote = connection.ops.quote_name
+    named = ", ".join(quote(column) for column in columns)
+    place, size = quote("place"), quote("size")
+    sql = (
+        f"SELECT {named} FROM ({inner}) ranked WHERE {place} <= {size} "
+        f"AND ({place} - 1) * ({size} + %s) < %s * {size}"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, (*params, first - 1, scale * first))
+        return cursor.fetchall()
+
+
+def share_of(size: int, first: float, scale: float) -> int:
+    """What a draw keeps of a stratum of `size`: the labels its precision needs
+    (estimates.labels_needed), times `scale` when the strata together need more than the budget,
+    rounded up, never less than one nor more than the stratum."""
+    return min(size, math.ceil(scale * first * size / (size + first - 1)))
+
+
+def draw(
+    *,
+    tenant: Tenant,
+    population: str,
+    by: str,
+    precision: float = 0.03,
+    confidence: float = 0.95,
+    most: int = 2000,
+    start: datetime | None = None,
+    end: datetime | None = None,
+    seed: str | None = None,
+) -> AuditSample:
+    """Draw a sample and seal it with its items. `by` is who asked (user:<id>, or system:<job>
+    for the schedule); `seed` draws again what an earlier seed drew (a new one otherwise).
+
+    `most` is the labels the lead will spend: when the strata need more for `precision` (forty
+    agents by six channels by five kinds make a thousand strata, each wanting hundreds), each
+    stratum's share is scaled down alike, and the sample says what the precision would have
+    needed (`labels_asked`), so the page can say so."""
+    if population not in Population.values:
+        raise ValueError(f"population must be one of {', '.join(Population.values)}, got {population!r}")
+    if not 0 < precision < 0.5:
+        raise ValueError(f"precision must be between 0 and 0.5 (0.03 is +-3 points), got {precision}")
+    if not 0.5 < confidence < 1:
+        raise ValueError(f"confidence must be between 0.5 and 1 (0.95 is 95%), got {confidence}")
+    if most < 1:
+        raise ValueError(f"a draw needs at least one label to spend, got {most}")
+    end = end or timezone.now()
+    if start is not None and start >= end:
+        raise ValueError(
+            f"the period must start before it ends: {start:%Y-%m-%d %H:%M} is not before {end:%Y-%m-%d %H:%M}"
+        )
+    seed = seed or secrets.token_hex(32)
+    # Labels a stratum of `size` needs (estimates.labels_needed, as a column expression).
+    first = labels_for_an_endless_population(precision, confidence)
+    strata = ("s_agent", "s_channel", "s_kind", "s_decision")
+    source = _source(tenant, population, start, end)
+    sizes = source.values(*strata).annotate(n=Count("pk")).order_by().values_list("n", flat=True)
+    asked = sum(share_of(size, first, 1.0) for size in sizes)
+    scale = min(1.0, most / asked) if asked else 1.0
+    ranked = (
+        source.annotate(s_id=F("pk"), draw_rank=SampleRank(seed, F("pk")))
+        .annotate(
+            size=Window(Count("pk"), partition_by=[F(c) for c in strata]),
+            place=Window(RowNumber(), partition_by=[F(c) for c in strata], order_by=F("draw_rank").asc()),
+        )
+        .values(*strata, "size", "place", "s_id", "memory_ref", "draw_rank")
+        .order_by()
+    )
+    found = _within_need(ranked, (*strata, "size", "s_id", "memory_ref", "draw_rank"), first, scale)
+    keys: dict[tuple, int] = {}
+    listed: list[dict] = []
+    items = []
+    for agent, channel, kind, decision, size, pk, memory_id, drawn_rank in sorted(
+        found, key=lambda row: (tuple("" if v is None else str(v) for v in row[:4]), row[7])
+    ):
+        key = (agent, channel, kind, DECISIONS.get(decision, decision))
+        if key not in keys:
+            keys[key] = len(listed)
+            listed.append({"key": dict(zip(KEY, key, strict=True)), "population": size, "sampled": 0})
+        listed[keys[key]]["sampled"] += 1
+        items.append(
+            AuditItem(
+                tenant=tenant, stratum=keys[key], memory_id=memory_id,
+                transition_id=pk if population == Population.DECISIONS else None,
+                rank=f"{drawn_rank:0{RANK_DIGITS}x}",
+            )
+        )  # fmt: skip
+    with transaction.atomic(), acting_as(by):
+        sample = AuditSample.objects.create(
+            tenant=tenant, population=population, period_start=start, period_end=end, seed=seed,
+            precision=precision, confidence=confidence, budget=most, labels_asked=asked, strata=listed,
+            items=len(items), drawn_by=by,
+            drawn_at=timezone.now(),
+        )  # fmt: skip
+        for item in items:
+            item.sample = sample
+        AuditItem.objects.bulk_create(items, batch_size=2000)
+    return sample
+
+
+def problem(sample: AuditSample) -> str | None:
+    """Whether each item's rank is the one its seed gives its id (standard library only), and
+    each stratum holds as many as it says: None, or what is wrong."""
+    counts = [0] * len(sample.strata)
+    for item in AuditItem.objects.filter(sample=sample).order_by("pk"):
+        drawn_id = item.transition_id if sample.population == Population.DECISIONS else item.memory_id
+        if item.rank != f"{rank(sample.seed, drawn_id):0{RANK_DIGITS}x}":
+            return f"item {item.pk} (id {drawn_id}) has rank {item.rank}, but its seed ranks it otherwise"
+        if item.stratum >= len(counts):
+            return f"item {item.pk} names stratum {item.stratum}, which the sample does not list"
+        counts[item.stratum] += 1
+    for place, (stratum, count) in enumerate(zip(sample.strata, counts, strict=True)):
+        if stratum["sampled"] != count:
+            return f"stratum {place} ({stratum['key']}) lists {stratum['sampled']} items but holds {count}"
+    return None
