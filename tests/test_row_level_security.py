@@ -38,6 +38,7 @@ RLS_WITH_THEIR_TABLE = {
     "audit_verificationrun",
     "quality_auditsample",
     "quality_audititem",
+    "quality_auditlabel",
 }
 
 

@@ -2,6 +2,7 @@
 seed, and the items, each sealed as it is written, so the sample an estimate rests on is the
 sample that was drawn."""
 
+from django.conf import settings
 from django.db import models
 
 from memory_review.audit.models import Transition
@@ -70,3 +71,32 @@ class AuditItem(SealedTenantOwned):
 
     def __str__(self) -> str:
         return f"audit item {self.pk} of sample {self.sample_id}: memory {self.memory_id}"
+
+
+class Answer(models.TextChoices):
+    RIGHT = "right", "right"
+    WRONG = "wrong", "wrong"
+
+
+class AuditLabel(SealedTenantOwned):
+    """A person's answer for an item: was the memory right to keep in force, or the automatic
+    decision right. Kept as the labeling stream keeps its labels: never rewritten, withdrawn by
+    undo, and a lead's ruling (`adjudicated`) is a label of its own that wins where labelers
+    disagree (quality/results.py, `ruling`)."""
+
+    seal_kind = "audit_label"
+    seal_fields = ("item_id", "labeler_id", "outcome", "note", "adjudicated", "withdrawn_at", "created_at")
+
+    item = models.ForeignKey(AuditItem, on_delete=models.PROTECT, related_name="labels")
+    labeler = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    outcome = models.CharField(max_length=8, choices=Answer.choices)
+    note = models.CharField(max_length=500, null=True, blank=True)
+    adjudicated = models.BooleanField(default=False)
+    withdrawn_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["item", "withdrawn_at"], name="auditlabel_item_ix")]
+
+    def __str__(self) -> str:
+        return f"audit label {self.pk}: {self.outcome}"

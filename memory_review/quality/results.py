@@ -1,0 +1,100 @@
+"""What a sampled audit's labels say (issue 31, item 2): each item's ruling, and from the rulings
+each stratum's error rate and the population's, with their intervals (quality/estimates.py).
+
+**The ruling** (documented here and on the page): a lead's ruling (`adjudicated`, the newest
+standing one) decides an item; without one, an item counts when every standing label on it
+agrees; where labelers disagree it waits for a lead's ruling and is not counted, so a dispute
+never splits into half an error. Withdrawn labels do not count."""
+
+from dataclasses import dataclass
+
+from django.db import transaction
+
+from memory_review.audit.context import acting_as
+
+from .estimates import Estimate, Stratum, stratified_estimate, stratum_estimate
+from .models import Answer, AuditItem, AuditLabel, AuditSample
+
+
+class LabelError(ValueError):
+    pass
+
+
+def label_record(
+    *, item: AuditItem, labeler, outcome: str, note: str = "", ruling: bool = False
+) -> AuditLabel:
+    """A labeler's answer for an item (`ruling`: a lead's, which decides a dispute); one standing
+    label a person an item."""
+    if outcome not in Answer.values:
+        raise LabelError(f"an audit label is one of {', '.join(Answer.values)}, got {outcome!r}")
+    with transaction.atomic(), acting_as(f"user:{labeler.pk}"):
+        standing = AuditLabel.objects.filter(item=item, labeler=labeler, withdrawn_at__isnull=True)
+        if standing.filter(adjudicated=ruling).exists():
+            raise LabelError(f"you have already labeled item {item.pk}: undo that label first")
+        return AuditLabel.objects.create(
+            tenant_id=item.tenant_id, item=item, labeler=labeler, outcome=outcome, note=note or None,
+            adjudicated=ruling,
+        )  # fmt: skip
+
+
+def ruling(labels: list[AuditLabel]) -> str | None:
+    """right, wrong, or None (no standing label, or labelers disagree with no lead's ruling)."""
+    standing = [label for label in labels if label.withdrawn_at is None]
+    ruled = [label for label in standing if label.adjudicated]
+    if ruled:
+        return max(ruled, key=lambda label: label.pk).outcome
+    outcomes = {label.outcome for label in standing}
+    return outcomes.pop() if len(outcomes) == 1 else None
+
+
+@dataclass(frozen=True)
+class StratumResult:
+    key: dict
+    estimate: Estimate
+    drawn: int
+    disputed: int  # labeled, waiting for a lead's ruling
+
+    @property
+    def unlabeled(self) -> int:
+        return self.drawn - self.estimate.sampled - self.disputed
+
+
+@dataclass(frozen=True)
+class Results:
+    sample: AuditSample
+    overall: Estimate
+    strata: list[StratumResult]
+
+
+def results(sample: AuditSample) -> Results:
+    """Each stratum's estimate from the items ruled so far, and the population's (two queries)."""
+    items = list(AuditItem.objects.filter(sample=sample).only("pk", "stratum"))
+    labels: dict[int, list[AuditLabel]] = {}
+    for label in AuditLabel.objects.filter(item__sample=sample).only(
+        "pk", "item_id", "outcome", "adjudicated", "withdrawn_at"
+    ):
+        labels.setdefault(label.item_id, []).append(label)
+    counts = [{"drawn": 0, "ruled": 0, "wrong": 0, "disputed": 0} for _ in sample.strata]
+    for item in items:
+        count = counts[item.stratum]
+        count["drawn"] += 1
+        said = ruling(labels.get(item.pk, []))
+        if said is not None:
+            count["ruled"] += 1
+            count["wrong"] += said == Answer.WRONG
+        elif labels.get(item.pk):
+            count["disputed"] += any(label.withdrawn_at is None for label in labels[item.pk])
+    strata = [
+        Stratum(tuple(listed["key"].values()), listed["population"], count["ruled"], count["wrong"])
+        for listed, count in zip(sample.strata, counts, strict=True)
+    ]
+    return Results(
+        sample=sample,
+        overall=stratified_estimate(strata, sample.confidence),
+        strata=[
+            StratumResult(
+                listed["key"], stratum_estimate(stratum, sample.confidence), count["drawn"], count["disputed"]
+            )
+            for listed, stratum, count in zip(sample.strata, strata, counts, strict=True)
+        ],
+    )
