@@ -37,18 +37,18 @@ def test_rulings_follow_the_documented_rule_and_the_estimate_weights_strata_by_p
     chat_items, email_items = items(sample, chat), items(sample, email)
     for n, item in enumerate(chat_items):  # 2 wrong of the chat items, both labelers agreeing
         for person in (first, second):
-            results.label_record(item=item, labeler=person, outcome="wrong" if n < 2 else "right")
+            results.label_record(item=item, labeler=person, outcome="false" if n < 2 else "true")
     disputed, ruled, withdrawn = email_items[0], email_items[1], email_items[2]
-    results.label_record(item=disputed, labeler=first, outcome="wrong")
-    results.label_record(item=disputed, labeler=second, outcome="right")  # waits for a ruling
-    results.label_record(item=ruled, labeler=first, outcome="right")
-    results.label_record(item=ruled, labeler=second, outcome="wrong")
-    results.label_record(item=ruled, labeler=lead, outcome="wrong", ruling=True)  # the lead decides
-    undone = results.label_record(item=withdrawn, labeler=first, outcome="wrong")
+    results.label_record(item=disputed, labeler=first, outcome="false")
+    results.label_record(item=disputed, labeler=second, outcome="true")  # waits for a ruling
+    results.label_record(item=ruled, labeler=first, outcome="true")
+    results.label_record(item=ruled, labeler=second, outcome="false")
+    results.label_record(item=ruled, labeler=lead, outcome="false", ruling=True)  # the lead decides
+    undone = results.label_record(item=withdrawn, labeler=first, outcome="false")
     undone.withdrawn_at = undone.created_at
     undone.save()
     for item in email_items[3:6]:
-        results.label_record(item=item, labeler=first, outcome="right")
+        results.label_record(item=item, labeler=first, outcome="true")
 
     found = results.results(sample)
 
@@ -68,17 +68,29 @@ def test_rulings_follow_the_documented_rule_and_the_estimate_weights_strata_by_p
     assert verification.problem_in(sample.tenant) is None  # labels are sealed
 
 
-def test_a_label_is_right_or_wrong_once_a_person_and_refused_by_name_otherwise(sample, people):
+def test_a_label_is_true_or_false_once_a_person_and_refused_by_name_otherwise(sample, people):
     item = items(sample, 0)[0]
-    results.label_record(item=item, labeler=people[0], outcome="right")
+    results.label_record(item=item, labeler=people[0], outcome="true")
 
-    with pytest.raises(results.LabelError, match="an audit label is one of right, wrong, got 'maybe'"):
+    with pytest.raises(results.LabelError, match="an audit label is one of true, false, got 'maybe'"):
         results.label_record(item=item, labeler=people[1], outcome="maybe")
     with pytest.raises(
         results.LabelError, match=f"you have already labeled item {item.pk}: undo that label first"
     ):
-        results.label_record(item=item, labeler=people[0], outcome="wrong")
+        results.label_record(item=item, labeler=people[0], outcome="false")
     assert item.labels.count() == 1
+
+
+@pytest.mark.parametrize(
+    ("decision", "answer", "is_wrong"),
+    [
+        ("in force", "false", True), ("in force", "true", False), ("kept", "false", True),
+        ("kept", "true", False), ("contradicted", "true", True), ("contradicted", "false", False),
+        ("superseded", "true", True), ("superseded", "false", False),
+    ],
+)  # fmt: skip
+def test_an_item_is_wrong_when_a_false_memory_was_kept_or_a_true_one_killed(decision, answer, is_wrong):
+    assert results.wrong(decision, answer) is is_wrong
 
 
 def test_nothing_labeled_yet_is_no_estimate(sample):

@@ -74,15 +74,17 @@ class AuditItem(SealedTenantOwned):
 
 
 class Answer(models.TextChoices):
-    RIGHT = "right", "right"
-    WRONG = "wrong", "wrong"
+    TRUE = "true", "true"
+    FALSE = "false", "not true"
 
 
 class AuditLabel(SealedTenantOwned):
-    """A person's answer for an item: was the memory right to keep in force, or the automatic
-    decision right. Kept as the labeling stream keeps its labels: never rewritten, withdrawn by
-    undo, and a lead's ruling (`adjudicated`) is a label of its own that wins where labelers
-    disagree (quality/results.py, `ruling`)."""
+    """A person's answer for an item, blind to what the policy did: is the memory true, given
+    its evidence? Whether the item was wrong follows from its stratum's decision (a memory kept
+    in force that is not true, or a true one the policy contradicted or superseded:
+    quality/results.py). Kept as the labeling stream keeps its labels: never rewritten,
+    withdrawn by undo, and a lead's ruling (`adjudicated`) is a label of its own that wins where
+    labelers disagree (quality/results.py, `ruling`)."""
 
     seal_kind = "audit_label"
     seal_fields = ("item_id", "labeler_id", "outcome", "note", "adjudicated", "withdrawn_at", "created_at")

@@ -1,6 +1,10 @@
 """What a sampled audit's labels say (issue 31, item 2): each item's ruling, and from the rulings
 each stratum's error rate and the population's, with their intervals (quality/estimates.py).
 
+A labeler says whether the memory is true, blind to what the policy did; an item is wrong when a
+memory kept (in force, or confirmed) is not true, or when a true memory was contradicted or
+superseded: a wrong memory kept, or a true one killed.
+
 **The ruling** (documented here and on the page): a lead's ruling (`adjudicated`, the newest
 standing one) decides an item; without one, an item counts when every standing label on it
 agrees; where labelers disagree it waits for a lead's ruling and is not counted, so a dispute
@@ -37,8 +41,16 @@ def label_record(
         )  # fmt: skip
 
 
+KILLED = ("contradicted", "superseded")
+
+
+def wrong(decision: str, answer: str) -> bool:
+    """Whether an item whose memory the labels found `answer` (true or false) was wrong."""
+    return answer == (Answer.TRUE if decision in KILLED else Answer.FALSE)
+
+
 def ruling(labels: list[AuditLabel]) -> str | None:
-    """right, wrong, or None (no standing label, or labelers disagree with no lead's ruling)."""
+    """true, false, or None (no standing label, or labelers disagree with no lead's ruling)."""
     standing = [label for label in labels if label.withdrawn_at is None]
     ruled = [label for label in standing if label.adjudicated]
     if ruled:
@@ -81,7 +93,7 @@ def results(sample: AuditSample) -> Results:
         said = ruling(labels.get(item.pk, []))
         if said is not None:
             count["ruled"] += 1
-            count["wrong"] += said == Answer.WRONG
+            count["wrong"] += wrong(sample.strata[item.stratum]["key"]["decision"], said)
         elif labels.get(item.pk):
             count["disputed"] += any(label.withdrawn_at is None for label in labels[item.pk])
     strata = [

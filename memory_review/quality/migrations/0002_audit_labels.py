@@ -22,7 +22,7 @@ class Migration(migrations.Migration):
             name='AuditLabel',
             fields=[
                 ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('outcome', models.CharField(choices=[('right', 'right'), ('wrong', 'wrong')], max_length=8)),
+                ('outcome', models.CharField(choices=[('true', 'true'), ('false', 'not true')], max_length=8)),
                 ('note', models.CharField(blank=True, max_length=500, null=True)),
                 ('adjudicated', models.BooleanField(default=False)),
                 ('withdrawn_at', models.DateTimeField(blank=True, null=True)),
