@@ -13,6 +13,7 @@ from django.utils import timezone
 from memory_review.audit import verification
 from memory_review.lifecycle import Actor, transition
 from memory_review.memories.models import Memory
+from memory_review.memories.services import event_record, memory_write
 from memory_review.quality import sampling
 from memory_review.quality.estimates import labels_needed
 from memory_review.quality.models import AuditItem, AuditSample
@@ -45,7 +46,11 @@ def population(acme):
     dead = make_memory(acme, source="chat", kind="fact")
     move(dead, "contradict", Actor.policy("v1"))
     expired = make_memory(acme, source="chat", kind="fact", valid_until=timezone.now() + timedelta(seconds=1))
-    return made, {reviewed.pk, dead.pk, expired.pk}
+    event = event_record(tenant=acme, source="chat", text="A lead's note.")
+    rewritten = memory_write(
+        event=event, kind="fact", subject="by a person", content="Set by the lead.", written_by="user:3"
+    )
+    return made, {reviewed.pk, dead.pk, expired.pk, rewritten.pk}
 
 
 def test_each_stratum_gets_the_labels_its_precision_needs_and_its_lowest_ranked_items(acme, population):
@@ -200,4 +205,17 @@ def test_the_command_draws_and_names_what_it_drew_and_refuses_by_name(acme, popu
         CommandError, match=r"precision must be between 0 and 0.5 \(0.03 is \+-3 points\), got 2"
     ):
         call_command("draw_audit_sample", "--tenant", "acme", "--population", "decisions", "--precision", "2")
+    with pytest.raises(CommandError, match="--end must be a time such as 2026-12-05T09:00:00"):
+        call_command("draw_audit_sample", "--tenant", "acme", "--population", "unreviewed", "--end", "soon")
     assert AuditSample.objects.count() == 1
+
+    again = io.StringIO()
+    end = sample.period_end.isoformat()
+    call_command(
+        "draw_audit_sample", "--tenant", "acme", "--population", "unreviewed", "--precision", "0.1",
+        "--seed", sample.seed, "--end", end, stdout=again,
+    )  # fmt: skip
+    redrawn = AuditSample.objects.latest("pk")
+    assert set(redrawn.drawn.values_list("memory_id", flat=True)) == set(
+        sample.drawn.values_list("memory_id", flat=True)
+    )

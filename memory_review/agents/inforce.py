@@ -56,7 +56,7 @@ def _moves(at: datetime | None):
     moves = Transition.objects.filter(memory_id=OuterRef("pk"))
     if at is not None:
         moves = moves.filter(created_at__lte=at)
-    return moves.order_by(MOVES_NEWEST_FIRST)
+    return moves.order_by(*MOVES_NEWEST_FIRST)
 
 
 @dataclass

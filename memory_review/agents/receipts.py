@@ -125,7 +125,7 @@ def killing_move(memory: Memory) -> Transition | None:
     return (
         Transition.objects.filter(memory=memory, to_status=memory.status)
         .select_related("verdict__event")
-        .order_by(MOVES_NEWEST_FIRST)
+        .order_by(*MOVES_NEWEST_FIRST)
         .first()
     )
 

@@ -26,6 +26,12 @@ def decision(memory: Memory, move, names: dict[str, str]) -> dict:
     return {"action": action, "by": by, "by_name": names.get(by), "at": _when(at)}
 
 
+def withheld(memory: Memory) -> bool:
+    """Held before it is trusted (memories/holds.py) and not yet decided by a person: agents get
+    its subject and why, never its words, until a person approves or rewrites it."""
+    return memory.status == MemoryStatus.NEEDS_REVIEW and memory.flagged_for == "held"
+
+
 def hidden(memory: Memory) -> list[str]:
     """What the memory's subject and content hide or imitate (memories/hidden_text.py), a
     sentence a finding: an agent that shows or acts on the text can refuse it or show it openly."""
@@ -41,8 +47,9 @@ def held(item: Held, names: dict[str, str]) -> dict:
     return {
         "id": memory.pk,
         "version": memory.version,
-        "content": None if erased else memory.content,
+        "content": None if erased or withheld(memory) else memory.content,
         "content_erased": erased,
+        "content_held": withheld(memory),
         "hidden_text": hidden(memory),
         "kind": memory.kind,
         "subject": memory.subject,
@@ -70,7 +77,8 @@ def change(row: MemoryChange, names: dict[str, str]) -> dict:
         "memory_kind": memory.kind,
         "scope": scope(memory),
         "tombstone": tombstone,
-        "content": None if tombstone else memory.content,
+        "content": None if tombstone or withheld(memory) else memory.content,
+        "content_held": withheld(memory),
         "valid_from": _when(memory.valid_from),
         "valid_until": _when(memory.valid_until),
     }

@@ -9,8 +9,9 @@ from memory_review.tenancy.models import SealedTenantOwned, Tenant, TenantOwned,
 
 # Moves newest first: a move still waiting for its position (AUDIT_SEQUENCER=deferred, for the
 # moment until the sequencer links it) is the newest, before every linked one. PostgreSQL and
-# Oracle put NULLs first in a descending order by default; SQLite puts them last.
-MOVES_NEWEST_FIRST = models.F("seq").desc(nulls_first=True)
+# Oracle put NULLs first in a descending order by default; SQLite puts them last. Among moves
+# waiting together, the later written (the higher id) is the newer.
+MOVES_NEWEST_FIRST = (models.F("seq").desc(nulls_first=True), models.F("pk").desc())
 
 
 class Transition(TenantOwned):

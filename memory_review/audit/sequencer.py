@@ -30,7 +30,7 @@ from datetime import datetime
 
 from django.core.cache import cache
 from django.db import connections, transaction
-from django.db.models import Max, QuerySet
+from django.db.models import Max, Min, QuerySet
 from django.dispatch import Signal
 
 from . import chain, seals
@@ -270,7 +270,7 @@ def oldest_waiting(tenant_id: int) -> datetime | None:
     long before verification's bound (AUDIT_SEQUENCE_BOUND_SECONDS) names the row."""
     kinds = (waiting_transitions(tenant_id), waiting_seals(tenant_id))
     kinds += tuple(feed.objects.filter(tenant_id=tenant_id, seq__isnull=True) for feed in FEEDS)
-    found = (rows.order_by("pk").values_list("created_at", flat=True).first() for rows in kinds)
+    found = (rows.aggregate(at=Min("created_at"))["at"] for rows in kinds)
     return min((at for at in found if at is not None), default=None)
 
 

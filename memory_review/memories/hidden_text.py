@@ -29,9 +29,15 @@ from dataclasses import dataclass
 from django.utils.html import escape, format_html
 from django.utils.safestring import SafeString, mark_safe
 
-ZERO_WIDTH = "\u200b\u200c\u200d\u2060\ufeff\u180e"
-BIDI = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c"
-BLANK_LETTERS = "\u115f\u1160\u3164\uffa0\u2800"  # letters or symbols that draw nothing
+ZERO_WIDTH = "\u200b\u2060\ufeff\u180e"
+JOINERS = "\u200c\u200d"  # zero-width (non-)joiners: part of emoji sequences, Persian and Indic words
+BIDI = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"  # embeddings, overrides, isolates
+MARKS = "\u200e\u200f\u061c"  # direction marks: right-to-left text needs them; Latin text does not
+# Letters or marks that draw nothing and are not format characters (Unicode's default-ignorable
+# code points outside category Cf): the combining grapheme joiner, Khmer's inherent vowels,
+# Mongolian's free variation selectors, Hangul's fillers, and the blank braille cell.
+BLANK_LETTERS = "\u034f\u17b4\u17b5\u180b\u180c\u180d\u180f\u115f\u1160\u3164\uffa0\u2800"
+KEYCAP, BLACK_FLAG, CANCEL_TAG = "\u20e3", "\U0001f3f4", "\U000e007f"
 TAGS = range(0xE0000, 0xE0080)
 VARIATION_SELECTORS = (range(0xFE00, 0xFE10), range(0xE0100, 0xE01F0))
 
@@ -42,6 +48,13 @@ LATIN_LOOKALIKES = {
     **dict(zip("οαρνικυχΑΒΕΖΗΙΚΜΝΟΡΤΥΧ", "oapvikuxABEZHIKMNOPTYX", strict=True)),
 }
 WORD = re.compile(r"[^\W_]+", re.UNICODE)
+# Scripts with letters drawn like Latin ones: a word mixing one with Latin imitates a Latin word.
+# (Latin beside Katakana, "Tシャツ", or a modifier letter, "Hawaiʻi", imitates nothing.)
+CONFUSABLE_SCRIPTS = {"CYRILLIC", "GREEK", "ARMENIAN", "CHEROKEE"}
+# Letters drawn as another form of Latin ones: full-width, mathematical alphanumerics, circled
+# and squared letters. (Superscripts, "m²", and ordinals, "1º", are what they look like.)
+LOOKALIKE_FORMS = (range(0xFF21, 0xFF3B), range(0xFF41, 0xFF5B), range(0x1D400, 0x1D800),
+                   range(0x24B6, 0x24EA), range(0x1F130, 0x1F18A))  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -58,12 +71,30 @@ def _name(char: str) -> str:
 
 def _invisible(text: str, at: int) -> bool:
     char = text[at]
+    before = text[at - 1] if at else ""
+    after = text[at + 1] if at + 1 < len(text) else ""
     if char in ZERO_WIDTH or char in BLANK_LETTERS:
         return True
+    if char in JOINERS:  # hides only beside plain ASCII: between emoji or non-Latin letters it joins
+        return not before or not after or before.isascii() or after.isascii()
+    if char in MARKS:
+        return not any(unicodedata.bidirectional(c) in ("R", "AL") for c in text)
     if any(ord(char) in selectors for selectors in VARIATION_SELECTORS):
-        # An emoji's presentation selector follows a symbol; anywhere else it only hides.
-        return at == 0 or unicodedata.category(text[at - 1]) != "So"
+        # An emoji's presentation selector follows a symbol, or a keycap's digit; elsewhere it hides.
+        return not (before and unicodedata.category(before) in ("So", "Sk")) and after != KEYCAP
     return unicodedata.category(char) == "Cf" and char not in BIDI and ord(char) not in TAGS
+
+
+def _flag(text: str, start: int, end: int) -> bool:
+    """A subdivision flag (England's, Scotland's): the black flag, a few tag letters, the cancel tag."""
+    letters = text[start : end - 1]
+    return (
+        start > 0
+        and text[start - 1] == BLACK_FLAG
+        and text[end - 1] == CANCEL_TAG
+        and 2 <= len(letters) <= 6
+        and all(chr(ord(c) - 0xE0000).isalnum() for c in letters)
+    )
 
 
 def findings(text: str) -> list[Finding]:
@@ -79,10 +110,13 @@ def findings(text: str) -> list[Finding]:
             while end < len(text) and ord(text[end]) in TAGS:
                 end += 1
             hidden = "".join(chr(ord(c) - 0xE0000) for c in text[at:end] if 0x20 <= ord(c) - 0xE0000 < 0x7F)
-            found.append(Finding("tags", at, end, f"{end - at} invisible tag characters spelling {hidden!r}"))
+            if not _flag(text, at, end):
+                found.append(
+                    Finding("tags", at, end, f"{end - at} invisible tag characters spelling {hidden!r}")
+                )
             at = end
             continue
-        if char in BIDI:
+        if char in BIDI or (char in MARKS and _invisible(text, at)):
             found.append(Finding("bidi", at, at + 1, f"{_name(char)}, which reorders the text after it"))
         elif _invisible(text, at):
             found.append(Finding("invisible", at, at + 1, f"{_name(char)}, which shows nothing"))
@@ -108,13 +142,13 @@ def _has_latin(text: str) -> bool:
 
 
 def _lookalike(word: str, latin_text: bool) -> str | None:
-    plain = unicodedata.normalize("NFKC", word)
-    if plain != word and plain.isascii():
+    if any(any(ord(char) in forms for forms in LOOKALIKE_FORMS) for char in word):
+        plain = unicodedata.normalize("NFKC", word)
         return f"“{word}” is written in look-alike letters for “{plain}”"
     scripts = {script for char in word if (script := _script(char))}
-    if len(scripts) > 1 and "LATIN" in scripts:
-        others = ", ".join(sorted(s.title() for s in scripts - {"LATIN"}))
-        foreign = "".join(char for char in word if _script(char) not in (None, "LATIN"))
+    if "LATIN" in scripts and scripts & CONFUSABLE_SCRIPTS:
+        others = ", ".join(sorted(s.title() for s in scripts & CONFUSABLE_SCRIPTS))
+        foreign = "".join(char for char in word if _script(char) in CONFUSABLE_SCRIPTS)
         return f"“{word}” mixes Latin letters with {others} ones ({foreign})"
     if (
         latin_text
@@ -138,6 +172,13 @@ def without_hidden(text: str) -> str:
         for at in range(finding.start, finding.end)
     }
     return "".join(char for at, char in enumerate(text) if at not in cut) if cut else text
+
+
+def as_read(text: str) -> str:
+    """`text` as a filter should read it: hidden characters taken out, look-alike forms folded to
+    the letters they imitate (NFKC), and every run of spaces one space (line breaks kept), so
+    "Ig<zero-width space>nore  previous" reads "Ignore previous"."""
+    return re.sub(r"[^\S\n]+", " ", unicodedata.normalize("NFKC", without_hidden(text)))
 
 
 def in_words(found: list[Finding]) -> list[str]:

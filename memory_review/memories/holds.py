@@ -27,7 +27,7 @@ HOLDER = Actor.system("trust")
 
 
 def _patterns(*sources: str) -> tuple[re.Pattern, ...]:
-    return tuple(re.compile(source, re.IGNORECASE) for source in sources)
+    return tuple(re.compile(source, re.IGNORECASE | re.DOTALL) for source in sources)
 
 
 TOPICS: dict[str, tuple[re.Pattern, ...]] = {
@@ -35,7 +35,7 @@ TOPICS: dict[str, tuple[re.Pattern, ...]] = {
         r"\b(ignore|disregard|forget|override)\b.{0,30}\b(previous|prior|above|earlier|all|your|the)\b"
         r".{0,20}\b(instructions?|rules|prompts?|messages|guidelines|guardrails|policy|policies)\b",
         r"\bsystem prompt\b|\byou are (now )?(an? |the )?(ai|assistant|agent|chatbot|language model)\b",
-        r"<\|?(im_start|system)\|?>|\[/?INST\]|(?m:^\s*#{2,}\s*(system|instructions?)\b)",
+        r"<\|?(im_start|system)\|?>|\[/?INST\]|(?m:^[ \t]*#{2,}[ \t]*(system|instructions?)\b)",
         r"\balways (approve|refund|grant|allow|accept|comply|obey|trust)\b|\bapprove (every|all|any)\b",
         r"\b(reveal|repeat|print|share) (these|your|the) (instructions|system prompt|rules)\b",
         r"\byou are\b.{0,60}\b(assistant|chatbot|language model|ai agent)\b",
@@ -60,17 +60,19 @@ TOPICS: dict[str, tuple[re.Pattern, ...]] = {
     ),
 }
 CARD = re.compile(r"\b(?:\d[ -]?){13,19}\b")
-IBAN = re.compile(r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]){11,30}\b")
+IBAN = re.compile(r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]){11,30}\b", re.IGNORECASE)
 
 
 def _iban(text: str) -> bool:
     """An IBAN by ISO 13616's check: the country and check digits moved to the end, letters as
     numbers (A=10), the whole mod 97 is 1. A VAT number or a parcel's tracking code of the same
-    shape fails it."""
-    code = re.sub(r"\s", "", text)
-    if not 15 <= len(code) <= 34:
-        return False
-    return int("".join(str(int(char, 36)) for char in code[4:] + code[:4])) % 97 == 1
+    shape fails it. The match may run on into a word after it ("... 3000 EUR"): each shorter
+    reading, a character less at a time, is tried too."""
+    code = re.sub(r"\s", "", text).upper()
+    return any(
+        int("".join(str(int(char, 36)) for char in code[4:end] + code[:4])) % 97 == 1
+        for end in range(min(len(code), 34), 14, -1)
+    )
 
 
 def _luhn(digits: str) -> bool:
@@ -98,7 +100,11 @@ def reasons(subject: str, content: str) -> list[str]:
     hidden = hidden_text.findings(subject) + hidden_text.findings(content)
     if hidden:
         said.append("it hides text: " + "; ".join(hidden_text.in_words(hidden)))
-    if touched := topics(f"{subject}\n{content}"):
+    read = hidden_text.as_read(f"{subject}\n{content}")
+    # Read as written (a line that starts "### System"), and with its lines run together (an
+    # instruction broken over lines).
+    flat = re.sub(r"\s+", " ", read)
+    if touched := topics(f"{read}\n{flat}"):
         said.append("it touches " + " and ".join(touched))
     return said
 

@@ -101,7 +101,10 @@ def hypergeometric(
     )
     at_most = _hypergeom_cdf(wrong, population, counts, sampled)  # P(X <= x | K)
     at_least = 1 - _hypergeom_cdf(wrong - 1, population, counts, sampled)  # P(X >= x | K)
-    possible = counts[(at_most > tail) & (at_least > tail)]
+    # Strictly above the level, as the interval is defined; a tail exactly at it (3/120 = 0.025)
+    # stays out however the log-gamma sums round it.
+    edge = tail * (1 + 1e-9)
+    possible = counts[(at_most > edge) & (at_least > edge)]
     if not len(possible):  # rounding at the edges of a one-count interval
         return wrong / sampled, wrong / sampled
     return float(possible.min()) / population, float(possible.max()) / population
@@ -158,9 +161,11 @@ def stratified_estimate(strata: Iterable[Stratum], confidence: float = CONFIDENC
     for s in labeled:
         share, p = s.population / covered, s.wrong / s.sampled
         rate += share * p
+        kept = 1 - s.sampled / s.population  # the finite-population correction
         if s.sampled > 1:
-            kept = 1 - s.sampled / s.population  # the finite-population correction
             variance += share**2 * kept * p * (1 - p) / (s.sampled - 1)
+        else:  # one label says nothing of its spread: the most a rate can have, p(1 - p) <= 1/4
+            variance += share**2 * kept * 0.25
     if variance > 0:
         effective = min(rate * (1 - rate) / variance, sampled)
     else:  # every label right, or every label wrong (or whole strata labeled): as many as were labeled

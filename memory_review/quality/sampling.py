@@ -1,7 +1,8 @@
 """Drawing a sampled audit (issue 31, item 1): a stratified random sample, reproducible from a
 sealed seed, from one of two populations:
 
-* `unreviewed`: the memories in force (active, inside their validity) that no person ever moved;
+* `unreviewed`: the memories in force (active, inside their validity) that no person ever moved
+  or wrote (a reviewer's rewrite is written by `user:<id>`);
 * `decisions`: the policy's automatic moves of a period: kept (`confirm`), contradicted,
   superseded.
 
@@ -104,6 +105,7 @@ def _source(tenant: Tenant, population: str, start: datetime | None, end: dateti
             .filter(status=MemoryStatus.ACTIVE, deleted_at__isnull=True, valid_from__lte=end)
             .filter(Q(valid_until__isnull=True) | Q(valid_until__gt=end))
             .filter(~Exists(by_people))
+            .exclude(written_by__startswith="user:")  # a reviewer's rewrite, a person's own
         )
         return rows.annotate(
             s_agent=F("agent_id"), s_channel=F("channel"), s_kind=F("kind"), s_decision=Value("in force"),

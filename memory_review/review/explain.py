@@ -98,7 +98,7 @@ def evidence_for(memory: Memory, *, now: datetime | None = None) -> Evidence:
     move = (
         Transition.objects.filter(memory=memory)
         .only("seq", "action", "actor", "reason", "to_status", "from_status", "created_at", "verdict_id")
-        .order_by(MOVES_NEWEST_FIRST)
+        .order_by(*MOVES_NEWEST_FIRST)
         .first()
     )
     votes = Verdict.objects.filter(memory=memory).select_related("event", "assessment__policy")

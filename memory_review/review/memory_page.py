@@ -238,7 +238,7 @@ def belief_at(memory: Memory, at: datetime) -> Belief:
     became valid last by `at` and the BELIEF_AROUND after, however long the subject's history
     (a chain of 200 versions read all 200 and every move of each)."""
     last_move = Transition.objects.filter(memory_id=OuterRef("pk"), created_at__lte=at)
-    last_move = last_move.order_by(MOVES_NEWEST_FIRST)
+    last_move = last_move.order_by(*MOVES_NEWEST_FIRST)
     versions = (
         Memory.objects.for_tenant(memory.tenant_id)
         .filter(subject=memory.subject)

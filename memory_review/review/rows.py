@@ -17,6 +17,7 @@ from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString, mark_safe
 
 from memory_review.assessments.models import Verdict
+from memory_review.memories import hidden_text
 from memory_review.memories.models import Memory, MemoryStatus
 
 from .lists import excerpt
@@ -84,7 +85,8 @@ def memory_row(m: Memory, ctx: RowContext, *, outcome=None, conflict=None, probl
         '<td class="ago"><time datetime="{moved}">{ago}</time>{late}</td>'
         '<td id="claim-{key}" class="claim">{claim}</td>'
         '<td class="actions">{actions}</td></tr>',
-        key=m.key, url=url, subject=m.subject, status=status, content=m.content, excerpt=m.excerpt,
+        key=m.key, url=url, subject=hidden_text.reveal(m.subject), status=status,
+        content=hidden_text.as_read(m.content), excerpt=hidden_text.reveal(m.excerpt),
         trouble=_trouble(url, conflict, problem), evidence=m.evidence_line,
         evidence_cell=_evidence(m), why=_why(m, ctx), p=m.p_shown, moved=m.moved_iso, ago=m.ago,
         late=LATE if m.late else "",

@@ -88,3 +88,14 @@ def test_the_history_pages_past_linked_moves_with_one_waiting_on_the_first(clien
     reasons = [move.reason for move in [*first.rows, *second.rows]]
     assert reasons[0] == "hold, still waiting" and len(first.rows) == memory_page.HISTORY_PAGE + 1
     assert len(reasons) == len(set(reasons)) == 27  # every move once: none twice, none lost
+
+
+def test_of_two_moves_waiting_together_the_later_is_the_latest_decision(client, acme, lead, deferred):
+    memory = make_memory(acme, subject="refund limit")
+    moved(memory, "freeze", lead, "hold for legal")
+    moved(memory, "unfreeze", lead, "legal cleared it")  # both wait: no sequencer run between
+
+    client.force_login(lead)
+    why = client.get(f"/t/acme/memories/{memory.pk}/").context["evidence"].sentence
+
+    assert "unfroze it" in why and "legal cleared it" in why

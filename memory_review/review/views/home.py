@@ -51,7 +51,7 @@ def tenant_home(request: HttpRequest, membership) -> HttpResponse:
             "candidate__id",
             "candidate__subject",
         )
-        .order_by(MOVES_NEWEST_FIRST)[:10]
+        .order_by(*MOVES_NEWEST_FIRST)[:10]
     )
     names = actor_names(move.actor for move in recent)
     for move in recent:

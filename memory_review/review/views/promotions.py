@@ -54,7 +54,7 @@ def promotion_detail(request: HttpRequest, membership, pk: int) -> HttpResponse:
     candidate = get_candidate_for(membership, pk)
     if works_blind(membership):
         return candidate_evidence(request, membership, candidate)
-    history = list(candidate.transitions.order_by(MOVES_NEWEST_FIRST))
+    history = list(candidate.transitions.order_by(*MOVES_NEWEST_FIRST))
     names = actor_names([*(move.actor for move in history), candidate.reviewed_by])
     for move in history:
         move.actor_name = names[move.actor]

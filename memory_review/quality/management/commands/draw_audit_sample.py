@@ -1,7 +1,8 @@
-from datetime import timedelta
+from datetime import UTC, timedelta
 
 from django.core.management.base import BaseCommand, CommandError
 from django.utils import timezone
+from django.utils.dateparse import parse_datetime
 
 from memory_review.quality import sampling
 from memory_review.quality.models import Population
@@ -24,13 +25,22 @@ class Command(BaseCommand):
         parser.add_argument("--confidence", type=float, default=0.95)
         parser.add_argument("--most", type=int, default=2000, help="labels to spend at most (2000)")
         parser.add_argument("--days", type=float, default=1.0, help="decisions: the period, back from now")
-        parser.add_argument("--seed", help="draw again what this seed drew (64 hex digits)")
+        parser.add_argument("--seed", help="draw again what this seed drew (64 hex digits), with its --end")
+        parser.add_argument("--end", help="when the period ends (ISO 8601, UTC if no offset); default now")
 
-    def handle(self, *args, tenant, population, precision, confidence, most, days, seed=None, **options):
+    def handle(
+        self, *args, tenant, population, precision, confidence, most, days, seed=None, end=None, **options
+    ):
         found = Tenant.objects.filter(slug=tenant).first()
         if found is None:
             raise CommandError(f"no tenant with slug {tenant!r}")
-        end = timezone.now()
+        if end is not None:
+            given = end
+            end = parse_datetime(given)
+            if end is None:
+                raise CommandError(f"--end must be a time such as 2026-12-05T09:00:00+00:00, got {given!r}")
+            end = end if timezone.is_aware(end) else timezone.make_aware(end, UTC)
+        end = end or timezone.now()
         start = end - timedelta(days=days) if population == Population.DECISIONS else None
         with tenant_context(found.pk):
             try:
