@@ -18,6 +18,8 @@ from memory_review.compliance.dual_control import request_forget
 from memory_review.compliance.erasure import erase_subject
 from memory_review.memories.models import MemoryChange, MemoryLink
 from memory_review.memories.services import link_create
+from memory_review.quality import results as audit_results
+from memory_review.quality import sampling
 from memory_review.tenancy.models import Membership, Role
 from memory_review.tenancy.tokens import token_create
 from tests.factories import around_the_application, judged, make_memory, make_user
@@ -57,6 +59,9 @@ CASES = {
     "delivery": Case(
         edit=("msg_id", "msg_elsewhere"), copy={"msg_id": "msg_forged"}
     ),  # another change: `world`
+    "audit_sample": Case(edit=("seed", "0" * 64)),
+    "audit_item": Case(edit=("rank", "0" * 15)),
+    "audit_label": Case(edit=("outcome", "false")),
 }
 
 
@@ -94,6 +99,9 @@ def world(acme, lead, policy, settings):
     request_forget(memory=first, reason="asked to", seen_version=first.row_version, by=lead)
     erase_subject(tenant=acme, user_id="u-dana", reason="GDPR request", requested_by=f"user:{admin.pk}")
     assert webhooks.fan_out(acme.pk, send=False)  # the erasure's change, to be delivered
+    make_memory(acme)  # one in force that no person moved, for a sampled audit
+    sample = sampling.draw(tenant=acme, population="unreviewed", by=f"user:{lead.pk}", precision=0.3)
+    audit_results.label_record(item=sample.drawn.first(), labeler=labeler, outcome="true")
     verification.verify_and_record(acme, by="system:test")
     assert verification.problem_in(acme) is None
     spare = make_memory(acme)

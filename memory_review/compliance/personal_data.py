@@ -180,6 +180,13 @@ COLUMNS: dict[str, dict[str, tuple[Holds, str]]] = {
         "path": (NONE, "its name in the storage"),
         "params": (TYPED, "the filters asked for: a subject or search words"),
     },
+    "quality.AuditSample": {
+        "seed": (NONE, "random hex"),
+        "strata": (NONE, "each stratum's agent id, channel, kind and decision, and counts"),
+        "drawn_by": ACTOR,
+    },
+    "quality.AuditItem": {"rank": HASH},
+    "quality.AuditLabel": {"note": (TYPED, "a labeler's note, blanked where it quotes them")},
     "admin.LogEntry": {
         "object_id": (NONE, "a row's id"),
         "object_repr": (TYPED, "an object's str(), blanked for their rows and where it quotes them"),
