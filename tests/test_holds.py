@@ -140,10 +140,10 @@ def test_ordinary_memories_are_neither_revealed_nor_held(subject, content):
 def test_no_ordinary_memory_of_the_demo_is_held_and_its_poisoned_one_is(db):
     seed_demo()
 
-    found = {m.subject: holds.reasons(m.subject, m.content) for m in Memory.objects.all()}
+    found = [(m.subject, holds.reasons(m.subject, m.content)) for m in Memory.objects.order_by("pk")]
 
     assert len(found) > 50
-    assert {subject for subject, said in found.items() if said} == {"marketplace payout account"}
+    assert {subject for subject, said in found if said} == {"marketplace payout account"}
     poisoned = Memory.objects.get(subject="marketplace payout account")
     assert (poisoned.status, poisoned.flagged_for, poisoned.written_by) == (
         "needs_review",

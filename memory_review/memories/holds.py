@@ -55,7 +55,7 @@ TOPICS: dict[str, tuple[re.Pattern, ...]] = {
         r"\b(password|passcode|passphrase|pin code|one-time code|otp|2fa|mfa|api key|secret key)\b",
         r"\b(api|access|auth|bearer|session) token\b",
         r"\b(ssn|social security|passport number|national id|date of birth|tax id)\b",
-        r"\b(is|as) (the )?(account owner|verified (owner|identity))\b|\bidentity (verified|confirmed)\b",
+        r"\b(is|as) (the )?verified (owner|identity)\b|\bidentity (verified|confirmed)\b",
         r"\bchange\w* (the |their |his |her )?(login |account )?(email|e-mail|phone) (address|number)\b",
     ),
 }
