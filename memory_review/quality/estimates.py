@@ -205,8 +205,14 @@ def labels_needed(
     known yet). Never more than the population."""
     if population <= 0:
         return 0
-    first = labels_for_an_endless_population(precision, confidence, expected)
-    return min(population, math.ceil(first / (1 + (first - 1) / population)))
+    return share_of(population, labels_for_an_endless_population(precision, confidence, expected))
+
+
+def share_of(size: int, first: float, scale: float = 1.0) -> int:
+    """n0 / (1 + (n0 - 1) / N) for a stratum of `size` (written n0 N / (N + n0 - 1), as the draw's
+    SQL compares it), times `scale` when a draw's strata together need more than its budget,
+    rounded up: never less than one nor more than the stratum."""
+    return min(size, math.ceil(scale * first * size / (size + first - 1)))
 
 
 def labels_for_an_endless_population(

@@ -17,11 +17,11 @@ uniformly random order that nobody can steer without the seed, and anyone with t
 the items again with the standard library (`rank`) and check each drawn item's place. The
 database ranks and cuts in one query (PostgreSQL's and Oracle's own SHA-256; SQLite is given the
 function), with window functions: a stratum's size and each item's place in it, kept where the
-place is within what the stratum's size needs. So a draw over 2,000,000 memories reads each row
-once and returns only the sample (bench/sample_draw.py)."""
+place is within what the stratum's size needs. It reads the population twice (the strata's sizes
+first, for the budget), and sorts it whole: 16 s over 2,000,000 memories, where the target is 5 s
+(BENCHMARKS.md, "Drawing a sampled audit", says what to change)."""
 
 import hashlib
-import math
 import secrets
 from datetime import datetime
 
@@ -46,7 +46,7 @@ from memory_review.audit.models import Transition
 from memory_review.memories.models import Memory, MemoryStatus
 from memory_review.tenancy.models import Tenant
 
-from .estimates import labels_for_an_endless_population
+from .estimates import labels_for_an_endless_population, share_of
 from .models import AuditItem, AuditSample, Population
 
 RANK_DIGITS = 15  # 60 bits: fits a signed 64-bit integer on every database
@@ -138,13 +138,6 @@ def _within_need(ranked, columns: tuple[str, ...], first: float, scale: float) -
     with connection.cursor() as cursor:
         cursor.execute(sql, (*params, first - 1, scale * first))
         return cursor.fetchall()
-
-
-def share_of(size: int, first: float, scale: float) -> int:
-    """What a draw keeps of a stratum of `size`: the labels its precision needs
-    (estimates.labels_needed), times `scale` when the strata together need more than the budget,
-    rounded up, never less than one nor more than the stratum."""
-    return min(size, math.ceil(scale * first * size / (size + first - 1)))
 
 
 def draw(
