@@ -14,7 +14,7 @@ from memory_review.assessments.models import CandidateStatus, PromotionCandidate
 from memory_review.audit import chain
 from memory_review.audit.models import Transition
 from memory_review.memories import changes
-from memory_review.memories.models import LIVE_STATUSES, Memory
+from memory_review.memories.models import HELD, LIVE_STATUSES, Memory
 from memory_review.memories.models import MemoryStatus as M
 from memory_review.memories.tallies import tally_move
 from memory_review.ops import metrics
@@ -158,7 +158,7 @@ def transition(
                 # What the review queue orders and filters by: when, and for what.
                 row.flagged_at = now
                 row.flagged_for = (
-                    verdict.disposition if verdict is not None else "held" if action == "hold" else actor.kind
+                    verdict.disposition if verdict is not None else HELD if action == "hold" else actor.kind
                 )
                 changed += ["flagged_at", "flagged_for"]
         from_status = row.status

@@ -563,6 +563,13 @@ JOB_FILES_SWEEP_SECONDS = env_float("JOB_FILES_SWEEP_SECONDS", 300.0)
 # broker hands back takes the job over; silent this long, the sweep fails it for the person to ask again.
 JOB_FILES_LEASE_SECONDS = env_int("JOB_FILES_LEASE_SECONDS", 60)
 JOB_FILES_LOST_SECONDS = env_int("JOB_FILES_LOST_SECONDS", 900)
+# Sampled audits (issue 31): each tenant's due draws, looked for every hour.
+QUALITY_DRAW_CHECK_SECONDS = env_float("QUALITY_DRAW_CHECK_SECONDS", 3600.0)
+CELERY_BEAT_SCHEDULE["quality-draws"] = {
+    "task": "memory_review.quality.tasks.draw_due",
+    "schedule": QUALITY_DRAW_CHECK_SECONDS,
+    "options": {"expires": QUALITY_DRAW_CHECK_SECONDS},
+}
 CELERY_BEAT_SCHEDULE["job-files-sweep"] = {
     "task": "memory_review.jobfiles.tasks.sweep",
     "schedule": JOB_FILES_SWEEP_SECONDS,

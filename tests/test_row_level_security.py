@@ -39,6 +39,7 @@ RLS_WITH_THEIR_TABLE = {
     "quality_auditsample",
     "quality_audititem",
     "quality_auditlabel",
+    "quality_auditplan",
 }
 
 

@@ -19,8 +19,8 @@ from memory_review.compliance.erasure import erase_subject
 from memory_review.memories.models import MemoryChange, MemoryLink
 from memory_review.memories.services import link_create
 from memory_review.quality import results as audit_results
-from memory_review.quality import sampling
-from memory_review.tenancy.models import Membership, Role
+from memory_review.quality import sampling, schedule
+from memory_review.tenancy.models import Membership, Role, Tenant
 from memory_review.tenancy.tokens import token_create
 from tests.factories import around_the_application, judged, make_memory, make_user
 
@@ -62,6 +62,7 @@ CASES = {
     "audit_sample": Case(edit=("seed", "0" * 64)),
     "audit_item": Case(edit=("rank", "0" * 15)),
     "audit_label": Case(edit=("outcome", "false")),
+    "audit_plan": Case(edit=("every_days", 0)),
 }
 
 
@@ -102,6 +103,7 @@ def world(acme, lead, policy, settings):
     make_memory(acme)  # one in force that no person moved, for a sampled audit
     sample = sampling.draw(tenant=acme, population="unreviewed", by=f"user:{lead.pk}", precision=0.3)
     audit_results.label_record(item=sample.drawn.first(), labeler=labeler, outcome="true")
+    schedule.set_plan(acme, by="user:1", every_days=7, precision=0.05, confidence=0.9, budget=300, share=0.3)
     verification.verify_and_record(acme, by="system:test")
     assert verification.problem_in(acme) is None
     spare = make_memory(acme)
@@ -110,6 +112,7 @@ def world(acme, lead, policy, settings):
         "spare_event": spare.source_event,
         "spare_change": MemoryChange.objects.get(memory=spare),
         "admin": admin,
+        "planless": Tenant.objects.create(slug="umbrella", name="Umbrella"),
     }
 
 
@@ -166,10 +169,12 @@ def test_a_row_inserted_around_the_application_is_named(acme, world, kind):
         copy["event_id"] = world["spare_event"].pk
     if kind == "delivery":
         copy["change_id"] = world["spare_change"].pk
+    if kind == "audit_plan":  # one plan a tenant: a forged one goes to a tenant without one
+        copy["tenant_id"] = world["planless"].pk
     with around_the_application():
         # The plain manager's bulk insert: no save(), so no seal, as with SQL typed at a prompt.
         (inserted,) = model._base_manager.bulk_create([model(**copy)])
-    tenant = inserted if kind == "tenant" else acme
+    tenant = inserted if kind == "tenant" else world["planless"] if kind == "audit_plan" else acme
 
     problem = verification.problem_in(tenant)
 

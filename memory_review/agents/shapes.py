@@ -3,7 +3,7 @@ a webhook. The actor is given as stored (`user:3`, `policy:v2`, `agent:support-b
 name to show."""
 
 from memory_review.memories import hidden_text
-from memory_review.memories.models import Memory, MemoryChange, MemoryStatus
+from memory_review.memories.models import HELD, Memory, MemoryChange, MemoryStatus
 
 from .inforce import Held
 
@@ -29,7 +29,7 @@ def decision(memory: Memory, move, names: dict[str, str]) -> dict:
 def withheld(memory: Memory) -> bool:
     """Held before it is trusted (memories/holds.py) and not yet decided by a person: agents get
     its subject and why, never its words, until a person approves or rewrites it."""
-    return memory.status == MemoryStatus.NEEDS_REVIEW and memory.flagged_for == "held"
+    return memory.status == MemoryStatus.NEEDS_REVIEW and memory.flagged_for == HELD
 
 
 def hidden(memory: Memory) -> list[str]:

@@ -361,9 +361,14 @@ def _checked(ref: ItemRef, outcome: str, alternatives, note: str) -> dict:
 
 def undo(tenant: Tenant, labeler) -> Label | None:
     """Withdraw this labeler's latest label in force (kept, marked withdrawn); None if none."""
-    in_force = Label.objects.for_tenant(tenant).filter(
-        labeler=labeler, withdrawn_at__isnull=True, adjudicated=False
+    return withdraw_newest(
+        Label.objects.for_tenant(tenant).filter(labeler=labeler, withdrawn_at__isnull=True, adjudicated=False)
     )
+
+
+def withdraw_newest(in_force: QuerySet):
+    """Withdraw the newest of these labels in force (kept, marked withdrawn); None if none. Also
+    the sampled audits' undo (quality/results.py)."""
     with transaction.atomic():
         latest = in_force.order_by("-created_at", "-pk").values_list("pk", flat=True).first()
         # Locked by id, without a row limit (Oracle refuses FOR UPDATE with one); withdrawn only

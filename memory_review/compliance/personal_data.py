@@ -186,6 +186,7 @@ COLUMNS: dict[str, dict[str, tuple[Holds, str]]] = {
         "drawn_by": ACTOR,
     },
     "quality.AuditItem": {"rank": HASH},
+    "quality.AuditPlan": {"changed_by": ACTOR},
     "quality.AuditLabel": {"note": (TYPED, "a labeler's note, blanked where it quotes them")},
     "admin.LogEntry": {
         "object_id": (NONE, "a row's id"),

@@ -1,7 +1,9 @@
 """State read from the database when Prometheus scrapes: per tenant, the review queue's depth and
 its oldest wait, memories by status (the tallies the home page reads: one row per status),
-assessments not yet done, and how long the oldest audit row has waited for the sequencer. Cheap
-queries only, each under the tenant's row-level context."""
+assessments not yet done, how long the oldest audit row has waited for the sequencer, and the
+sampled audits' newest estimate of how wrong the memory is, and whether it regressed (worked out
+once a minute a tenant: quality/health.py `summary`). Cheap queries only, each under the
+tenant's row-level context."""
 
 from django.db.models import Count, Min
 from django.utils import timezone
@@ -12,6 +14,7 @@ from memory_review.assessments.models import Assessment
 from memory_review.audit import sequencer
 from memory_review.memories.models import Memory, MemoryStatus, MemoryTally
 from memory_review.memories.tallies import summed
+from memory_review.quality import health
 from memory_review.tenancy.db_context import tenant_context
 from memory_review.tenancy.models import Tenant
 
@@ -43,11 +46,26 @@ class DomainCollector(Collector):
             "AUDIT_SEQUENCE_BOUND_SECONDS, when verify_audit reports the row.",
             labels=["tenant"],
         )
+        wrong = GaugeMetricFamily(
+            "memory_review_memory_wrong_ratio",
+            "The newest sampled audit's estimated share of wrong items, per population: memories in "
+            "force that no person reviewed, or the automation's decisions (absent before a label).",
+            labels=["tenant", "population"],
+        )
+        regressed = GaugeMetricFamily(
+            "memory_review_memory_wrong_regressed",
+            "1 when the newest period's estimated rate is worse than the one before beyond chance "
+            "(Newcombe's interval for the difference above zero): alert on it.",
+            labels=["tenant", "population"],
+        )
         now = timezone.now()
-        for tenant_id, slug in (
-            Tenant.objects.filter(is_active=True).order_by("slug").values_list("pk", "slug")
-        ):
+        for tenant in Tenant.objects.filter(is_active=True).order_by("slug"):
+            tenant_id, slug = tenant.pk, tenant.slug
             with tenant_context(tenant_id):
+                for population, (rate, worse) in health.summary(tenant).items():
+                    if rate is not None:
+                        wrong.add_metric([slug, population], rate)
+                    regressed.add_metric([slug, population], 1.0 if worse else 0.0)
                 tallies = summed(MemoryTally.objects.filter(tenant_id=tenant_id))
                 states = dict.fromkeys(OPEN_STATES, 0)
                 states.update(  # one grouped count over the (tenant, state, lease) index
@@ -72,3 +90,5 @@ class DomainCollector(Collector):
         yield assessments
         yield oldest
         yield waiting
+        yield wrong
+        yield regressed

@@ -79,6 +79,11 @@ class SourceEvent(SealedTenantOwned, Scope):
         return f"event {self.pk} ({self.source})"
 
 
+# `flagged_for` of a memory held before it was trusted (memories/holds.py): agents get no words
+# of it until a person decides.
+HELD = "held"
+
+
 class MemoryStatus(models.TextChoices):
     ACTIVE = "active", "Active"
     NEEDS_REVIEW = "needs_review", "Needs review"

@@ -102,3 +102,31 @@ class AuditLabel(SealedTenantOwned):
 
     def __str__(self) -> str:
         return f"audit label {self.pk}: {self.outcome}"
+
+
+class AuditPlan(SealedTenantOwned):
+    """How a tenant's sampled audits are drawn and labeled, as its lead set it (issue 31, item 1):
+    how often (daily unless they say otherwise; 0 turns the schedule off), the precision each
+    stratum's rate is drawn for, the labels a draw may spend at most, and the share of the
+    labeling stream given to audit items beside the threshold items. A tenant without a row has
+    the defaults (quality/schedule.py, `plan_of`). Sealed: a schedule quietly turned off, or a
+    budget cut around the application, is named by verify_audit."""
+
+    seal_kind = "audit_plan"
+    seal_fields = ("every_days", "precision", "confidence", "budget", "share", "changed_by", "changed_at")
+
+    every_days = models.PositiveSmallIntegerField(default=1, help_text="Days between draws; 0: no schedule.")
+    precision = models.FloatField(default=0.03, help_text="The half-width asked of each stratum's rate.")
+    confidence = models.FloatField(default=0.95)
+    budget = models.PositiveIntegerField(default=400, help_text="Labels a draw may ask for, at most.")
+    share = models.FloatField(
+        default=0.25, help_text="The share of a labeler's stream given to audit items (0 to 1)."
+    )
+    changed_by = models.CharField(max_length=120)
+    changed_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["tenant"], name="auditplan_one_ux")]
+
+    def __str__(self) -> str:
+        return f"audit plan of tenant {self.tenant_id}: every {self.every_days} day(s)"

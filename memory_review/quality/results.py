@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from django.db import transaction
 
 from memory_review.audit.context import acting_as
+from memory_review.calibration.labeling import withdraw_newest
 
 from .estimates import Estimate, Stratum, stratified_estimate, stratum_estimate
 from .models import Answer, AuditItem, AuditLabel, AuditSample
@@ -39,6 +40,16 @@ def label_record(
             tenant_id=item.tenant_id, item=item, labeler=labeler, outcome=outcome, note=note or None,
             adjudicated=ruling,
         )  # fmt: skip
+
+
+def withdraw_latest(tenant, labeler) -> AuditLabel | None:
+    """Withdraw the labeler's latest standing label (kept, marked withdrawn; a ruling is not
+    undone this way); None when none stands."""
+    in_force = AuditLabel.objects.for_tenant(tenant).filter(
+        labeler=labeler, withdrawn_at__isnull=True, adjudicated=False
+    )
+    with acting_as(f"user:{labeler.pk}"):
+        return withdraw_newest(in_force)
 
 
 KILLED = ("contradicted", "superseded")

@@ -19,7 +19,7 @@ from memory_review.assessments.models import Disposition
 from memory_review.assessments.policy import DEFAULTS, Thresholds
 from memory_review.audit.models import Transition
 from memory_review.memories import search
-from memory_review.memories.models import Memory, MemoryStatus, SourceEvent
+from memory_review.memories.models import HELD, Memory, MemoryStatus, SourceEvent
 from memory_review.memories.search import fenced
 from memory_review.tenancy.models import Tenant
 from memory_review.tenancy.names import actor_names
@@ -148,7 +148,7 @@ class QueueFilters(_Filters):
             (Disposition.NO_SOURCE, "an erased source"),
             ("user", "a person"),
             ("system", "a job"),
-            ("held", "held before it was trusted"),
+            (HELD, "held before it was trusted"),
         ],
     )
     claim = forms.ChoiceField(

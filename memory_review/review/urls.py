@@ -11,6 +11,7 @@ from .views import (
     labels,
     members,
     memory,
+    memory_health,
     policies,
     promotions,
     queue,
@@ -104,6 +105,10 @@ urlpatterns = [
     path("t/<slug:slug>/labels/adjudicate/", labels.label_adjudicate, name="label-adjudicate"),
     # Calibration, and adopting a policy with its evidence
     path("t/<slug:slug>/calibration/", calibration.calibration, name="calibration"),
+    # How wrong the memory is (issue 31)
+    path("t/<slug:slug>/health/", memory_health.memory_health, name="memory-health"),
+    path("t/<slug:slug>/health/plan/", memory_health.plan_set, name="memory-health-plan"),
+    path("t/<slug:slug>/health/draw/", memory_health.draw_now, name="memory-health-draw"),
     path(
         "t/<slug:slug>/calibration/replay-set.jsonl", calibration.replay_set_export, name="replay-set-export"
     ),

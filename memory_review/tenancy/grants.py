@@ -113,6 +113,7 @@ APP_GRANTS: dict[str, Grant] = {
     "jobfiles_jobfile": Grant(WRITE, why="a job's state moves; the record stays when its file expires"),
     "quality_auditsample": Grant(APPEND, why="a sampled audit's draw is written once and sealed"),
     "quality_audititem": Grant(APPEND, why="the items drawn are written once, with their sample"),
+    "quality_auditplan": Grant(WRITE, why="one row a tenant, changed in place by a lead"),
     "quality_auditlabel": Grant(
         APPEND, update_columns=("withdrawn_at", "note"), why="undo withdraws a label; erasure blanks a note"
     ),

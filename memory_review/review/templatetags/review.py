@@ -51,6 +51,17 @@ def percent(rate: float | None) -> str:
 
 
 @register.filter
+def rate(value: float | None) -> str:
+    """A rate to a tenth of a point (an estimate and its interval's ends)."""
+    return "–" if value is None else f"{value:.1%}"
+
+
+@register.filter
+def thousands(n: int | None) -> str:
+    return "–" if n is None else f"{n:,}"
+
+
+@register.filter
 def outcome_words(value: str | None, kind: str) -> str:
     """A label's outcome in the labeling buttons' words."""
     return labeling.outcome_words(kind, value)

@@ -1,0 +1,118 @@
+"""When sampled audits are drawn (issue 31, item 1): a tenant's plan, as its lead set it, and the
+scheduled draw that follows it. Beat asks every hour (`draw_due`); a population is drawn again
+once its newest scheduled or hand-made draw is `every_days` old. The decisions drawn are those
+since the previous decisions draw ended (the plan's period the first time), so periods follow
+one another without a gap or an overlap, and their rates can be compared (quality/health.py)."""
+
+from datetime import datetime, timedelta
+
+from django.db import transaction
+from django.utils import timezone
+
+from memory_review.audit.context import acting_as
+from memory_review.tenancy.db_context import tenant_context
+from memory_review.tenancy.models import Tenant
+
+from . import sampling
+from .models import AuditPlan, AuditSample, Population
+
+SCHEDULE = "system:audit-schedule"
+DEFAULT = AuditPlan(every_days=1, precision=0.03, confidence=0.95, budget=400, share=0.25)
+LONGEST = 365  # days between draws a plan may ask for
+CONFIDENCES = (0.8, 0.9, 0.95, 0.99)
+
+
+class PlanRefused(ValueError):
+    """A plan that cannot be kept as asked; `field` names what is wrong, and nothing is written."""
+
+    def __init__(self, field: str, problem: str):
+        super().__init__(f"{field}: {problem}")
+        self.field, self.problem = field, problem
+
+
+def plan_of(tenant: Tenant) -> AuditPlan:
+    """The tenant's plan, or the defaults (unsaved) while its lead has not set one."""
+    found = AuditPlan.objects.for_tenant(tenant).first()
+    if found is not None:
+        return found
+    return AuditPlan(
+        tenant=tenant, every_days=DEFAULT.every_days, precision=DEFAULT.precision,
+        confidence=DEFAULT.confidence, budget=DEFAULT.budget, share=DEFAULT.share,
+    )  # fmt: skip
+
+
+def set_plan(
+    tenant: Tenant,
+    *,
+    by: str,
+    every_days: int,
+    precision: float,
+    confidence: float,
+    budget: int,
+    share: float,
+) -> AuditPlan:
+    """Keep the plan a lead set, sealed; PlanRefused naming the first field out of range."""
+    checks = (
+        ("every_days", every_days, 0 <= every_days <= LONGEST, f"days between draws, 0 (off) to {LONGEST}"),
+        (
+            "precision",
+            precision,
+            0.005 <= precision <= 0.2,
+            "a half-width of 0.005 to 0.2 (0.03: +-3 points)",
+        ),
+        ("confidence", confidence, confidence in CONFIDENCES, "one of 0.8, 0.9, 0.95 or 0.99"),
+        ("budget", budget, 1 <= budget <= 20_000, "the labels a draw may ask for, 1 to 20,000"),
+        ("share", share, 0 <= share <= 1, "the stream's share for audit items, 0 to 1"),
+    )
+    for field, value, ok, meaning in checks:
+        if not ok:
+            raise PlanRefused(field, f"is {meaning}; got {value}")
+    with transaction.atomic(), acting_as(by):
+        plan = AuditPlan.objects.for_tenant(tenant).select_for_update().first() or AuditPlan(tenant=tenant)
+        plan.every_days, plan.precision, plan.confidence = every_days, precision, confidence
+        plan.budget, plan.share, plan.changed_by, plan.changed_at = budget, share, by, timezone.now()
+        plan.save()
+        return plan
+
+
+def newest(tenant: Tenant, population: str) -> AuditSample | None:
+    return AuditSample.objects.for_tenant(tenant).filter(population=population).order_by("-drawn_at").first()
+
+
+def due(tenant: Tenant, now: datetime) -> list[str]:
+    """The populations whose next draw is due under the tenant's plan."""
+    plan = plan_of(tenant)
+    if plan.every_days == 0:
+        return []
+    found = []
+    for population in Population.values:
+        last = newest(tenant, population)
+        if last is None or now - last.drawn_at >= timedelta(days=plan.every_days) - timedelta(minutes=5):
+            found.append(population)
+    return found
+
+
+def draw_for(tenant: Tenant, population: str, *, by: str, now: datetime | None = None) -> AuditSample:
+    """A draw as the plan says; for decisions, over the period since the last decisions draw."""
+    now = now or timezone.now()
+    plan = plan_of(tenant)
+    start = None
+    if population == Population.DECISIONS:
+        last = newest(tenant, population)
+        start = last.period_end if last is not None else now - timedelta(days=max(plan.every_days, 1))
+    return sampling.draw(
+        tenant=tenant, population=population, by=by, precision=plan.precision,
+        confidence=plan.confidence, most=plan.budget, start=start, end=now,
+    )  # fmt: skip
+
+
+def draw_due(now: datetime | None = None) -> int:
+    """Beat's hourly job: every active tenant's due draws. Answers how many were drawn."""
+    now = now or timezone.now()
+    drawn = 0
+    for tenant in Tenant.objects.filter(is_active=True).order_by("pk"):
+        with tenant_context(tenant.pk), acting_as(SCHEDULE):
+            for population in due(tenant, now):
+                draw_for(tenant, population, by=SCHEDULE, now=now)
+                drawn += 1
+    return drawn

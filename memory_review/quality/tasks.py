@@ -1,0 +1,24 @@
+"""Thin Celery tasks for sampled audits (STYLE §6; quality/schedule.py)."""
+
+from celery import shared_task
+
+from memory_review.audit.context import acting_as
+from memory_review.tenancy.db_context import tenant_context
+from memory_review.tenancy.models import Tenant
+
+from . import schedule
+
+DRAW_TASK = "memory_review.quality.tasks.draw"
+
+
+@shared_task(name="memory_review.quality.tasks.draw_due")
+def draw_due() -> int:
+    """Beat's job every QUALITY_DRAW_CHECK_SECONDS: the sampled audits due under each tenant's plan."""
+    return schedule.draw_due()
+
+
+@shared_task(name=DRAW_TASK)
+def draw(tenant_id: int, population: str, by: str) -> int:
+    """A lead's "Draw now", run by a worker (a draw reads the whole population); the items drawn."""
+    with tenant_context(tenant_id), acting_as(by):
+        return schedule.draw_for(Tenant.objects.get(pk=tenant_id), population, by=by).items

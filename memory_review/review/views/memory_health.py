@@ -1,0 +1,105 @@
+"""The memory health page (issue 31, item 5): how wrong the memory is, by sampled audits, with
+intervals (quality/health.py), the labels still missing, the held memories, and the tenant's
+audit plan, which a lead sets and can draw from at once."""
+
+from celery import current_app
+from django import forms
+from django.contrib import messages
+from django.core.exceptions import PermissionDenied
+from django.db import transaction
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect
+from django.views.decorators.http import require_GET, require_POST
+
+from memory_review.memories.models import HELD, Memory, MemoryStatus
+from memory_review.quality import health, schedule
+from memory_review.quality.models import Population
+from memory_review.quality.tasks import DRAW_TASK
+
+from .. import health_charts
+from ..access import require_lead
+from .base import page, tenant_view
+
+HELD_SHOWN = 20
+
+
+class PlanForm(forms.Form):
+    every_days = forms.IntegerField(
+        min_value=0, max_value=schedule.LONGEST, label="Draw every (days; 0: no schedule)"
+    )
+    points = forms.FloatField(min_value=0.5, max_value=20, label="Precision asked of each stratum (± points)")
+    confidence = forms.TypedChoiceField(
+        coerce=float, choices=[(c, f"{c:.0%}") for c in schedule.CONFIDENCES], label="Confidence"
+    )
+    budget = forms.IntegerField(min_value=1, max_value=20_000, label="Labels a draw may ask for, at most")
+    share = forms.IntegerField(
+        min_value=0, max_value=100, label="Share of the labeling stream for audit items (%)"
+    )
+
+
+def _require_reader(membership) -> None:
+    if not (membership.can_lead or membership.can_audit):
+        raise PermissionDenied("memory health is for support leads, compliance auditors and admins")
+
+
+def _initial(plan) -> dict:
+    return {
+        "every_days": plan.every_days, "points": round(plan.precision * 100, 2),
+        "confidence": plan.confidence, "budget": plan.budget, "share": round(plan.share * 100),
+    }  # fmt: skip
+
+
+def _page(request: HttpRequest, membership, *, form=None, status: int = 200) -> HttpResponse:
+    tenant = membership.tenant
+    found = [health.health(tenant, population) for population in Population.values]
+    held = Memory.objects.for_tenant(tenant).filter(status=MemoryStatus.NEEDS_REVIEW, flagged_for=HELD)
+    plan = schedule.plan_of(tenant)
+    return page(
+        request, membership, "review/memory_health.html", status=status,
+        populations=[(h, health.sentence(h), health_charts.trend_chart(h)) for h in found],
+        held=list(held.order_by("-flagged_at", "-pk")[:HELD_SHOWN]), held_count=held.count_up_to(999),
+        plan=plan, form=form or PlanForm(initial=_initial(plan)),
+    )  # fmt: skip
+
+
+@require_GET
+@tenant_view
+def memory_health(request: HttpRequest, membership) -> HttpResponse:
+    _require_reader(membership)
+    return _page(request, membership)
+
+
+@require_POST
+@tenant_view
+def plan_set(request: HttpRequest, membership) -> HttpResponse:
+    require_lead(membership)
+    form = PlanForm(request.POST)
+    if not form.is_valid():
+        return _page(request, membership, form=form, status=400)
+    data = form.cleaned_data
+    try:
+        schedule.set_plan(
+            membership.tenant, by=f"user:{request.user.pk}", every_days=data["every_days"],
+            precision=data["points"] / 100, confidence=data["confidence"], budget=data["budget"],
+            share=data["share"] / 100,
+        )  # fmt: skip
+    except schedule.PlanRefused as refused:
+        form.add_error(None, str(refused))
+        return _page(request, membership, form=form, status=400)
+    messages.success(request, "The audit plan is kept: the next draws follow it.")
+    return redirect("memory-health", membership.tenant.slug)
+
+
+@require_POST
+@tenant_view
+def draw_now(request: HttpRequest, membership) -> HttpResponse:
+    require_lead(membership)
+    population = request.POST.get("population", "")
+    if population not in Population.values:
+        named = ", ".join(Population.values)
+        messages.error(request, f"Nothing was drawn: the population is one of {named}.")
+        return redirect("memory-health", membership.tenant.slug)
+    args = (membership.tenant.pk, population, f"user:{request.user.pk}")
+    transaction.on_commit(lambda: current_app.signature(DRAW_TASK, args=args).delay())
+    messages.success(request, "A worker is drawing the sample: it shows here when it is sealed.")
+    return redirect("memory-health", membership.tenant.slug)
