@@ -26,6 +26,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import timedelta
+from functools import partial
 from typing import NamedTuple
 
 import time_machine
@@ -59,6 +60,7 @@ from memory_review.memories.models import (
 from memory_review.memories.services import event_record, link_create, memory_forget, memory_write
 from memory_review.tenancy.models import Membership, Role, Tenant
 
+from .audits import AuditSeeder
 from .history import HistorySeeder
 
 # --------------------------------------------------------------------------------------------
@@ -1981,11 +1983,24 @@ class _TenantSeeder:
                 version=self.policy_version,
             ).run()  # fmt: skip
         # Each step runs at the time it happened, so every created_at, every audit row and the
-        # queue's ages read like real history rather than the minute the seed ran.
-        for at, step in timeline(self.spec.stories, now=self.now):
+        # queue's ages read like real history rather than the minute the seed ran. The weekly
+        # sampled audits (demo/audits.py) are merged in; a tie keeps the stories' order.
+        steps = [
+            (at, partial(handlers[type(step)], step))
+            for at, step in timeline(self.spec.stories, now=self.now)
+        ]
+        if self.spec.labelers:  # with or without the history: the health page reads them
+            steps += AuditSeeder(
+                self.tenant,
+                users=self.users,
+                labeler=self.spec.labelers[0],
+                lead=self.spec.lead,
+                now=self.now,
+            ).steps()
+        for at, run in sorted(steps, key=lambda pair: pair[0]):
             self.at = at
             with time_machine.travel(at, tick=True):
-                handlers[type(step)](step)
+                run()
         self._ttl_sweep()
 
     # -- steps ---------------------------------------------------------------------------------

@@ -16,6 +16,7 @@ from .estimates import Difference, Estimate, Stratum, difference, stratified_est
 from .models import AuditSample, Population
 from .results import KILLED, Results
 
+UNNAMED = {"agent": "no agent named", "channel": "no channel"}
 PERIODS = 12  # the samples of each population the trend shows
 SUMMARY_SECONDS = 60  # how long /metrics keeps a tenant's summary before working it out again
 POPULATION_WORDS = {
@@ -84,7 +85,7 @@ def _strata(found: Results) -> list[tuple[dict, Stratum]]:
 def _parts(found: Results, field: str) -> list[Part]:
     grouped: dict[str, list[Stratum]] = defaultdict(list)
     for key, stratum in _strata(found):
-        grouped[str(key[field] or "unknown")].append(stratum)
+        grouped[str(key[field] or UNNAMED[field])].append(stratum)
     parts = [
         Part(name, stratified_estimate(strata, found.sample.confidence)) for name, strata in grouped.items()
     ]

@@ -32,10 +32,15 @@ def _dates(frame: Frame, ticks) -> str:
     )
 
 
+LEAST = 10  # labels a period, at the median, before a chart is drawn: fewer, and every interval
+# spans most of the axis (two decisions a week: 0% to 84%), so the table says it better
+
+
 def trend_chart(h: Health) -> Plot | None:
-    """The estimate per period, oldest on the left, in percent; None before two periods have labels."""
+    """The estimate per period, oldest on the left, in percent; None before two periods have labels,
+    or while a period's labels are too few for a chart to show anything but its intervals."""
     periods = [(i, p) for i, p in enumerate(h.trend) if p.estimate.rate is not None]
-    if len(periods) < 2:
+    if len(periods) < 2 or sorted(p.estimate.sampled for _, p in periods)[len(periods) // 2] < LEAST:
         return None
     top = _nice_ceiling(max(p.estimate.high for _, p in periods) * 100)
     frame = Frame(width=560, height=240, xs=(-0.5, len(h.trend) - 0.5), ys=(0, top))

@@ -189,3 +189,25 @@ def test_metrics_report_the_estimate_and_the_regression_for_alerting(client, per
         'memory_review_memory_wrong_ratio{population="unreviewed",tenant="globex"}' not in text
     )  # no labels
     assert value('memory_review_memory_wrong_regressed{population="unreviewed",tenant="globex"}') == 0.0
+
+
+def test_the_demo_shows_six_weeks_of_audits_with_the_email_channel_regressed(client, db):
+    from memory_review.audit import verification
+    from memory_review.demo.audits import junk_of
+    from memory_review.tenancy.models import Tenant
+    from tests.demo_data import seed_demo
+
+    seed_demo()
+    acme = Tenant.objects.get(slug="acme")
+    found = health.health(acme, "unreviewed")
+
+    assert len(found.trend) == 6 and [p.regressed for p in found.trend] == [False] * 5 + [True]
+    assert found.by_channel[0].name == "email" and found.by_channel[0].estimate.rate > 0.5
+    assert all(p.estimate.rate < 0.1 for p in found.trend[:5])  # the weeks before were sound
+    assert found.worst["agent"] == "inbox-assistant" and 0 < found.unlabeled < found.newest.sample.items
+    assert "; most of it from inbox-assistant's email " in health.sentence(found)
+    assert all(sampling.problem(p.sample) is None for p in found.trend)  # each draw is its seed's
+    assert len(junk_of(acme)) == 46 and verification.problem_in(acme) is None
+    client.force_login(Tenant.objects.get(slug="acme").memberships.get(user__username="acme-lead").user)
+    body = client.get("/t/acme/health/").content.decode()
+    assert 'data-regressed="unreviewed"' in body and "still need a label" in body

@@ -58,7 +58,7 @@ def _page(request: HttpRequest, membership, *, form=None, status: int = 200) -> 
         request, membership, "review/memory_health.html", status=status,
         populations=[(h, health.sentence(h), health_charts.trend_chart(h)) for h in found],
         held=list(held.order_by("-flagged_at", "-pk")[:HELD_SHOWN]), held_count=held.count_up_to(999),
-        plan=plan, form=form or PlanForm(initial=_initial(plan)),
+        plan=plan, form=form or PlanForm(initial=_initial(plan)), chart_least=health_charts.LEAST,
     )  # fmt: skip
 
 

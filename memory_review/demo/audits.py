@@ -1,0 +1,142 @@
+"""Six weeks of sampled audits for the demo's health page (issue 31): a weekly plan, a sample of
+the memories in force that no person reviewed and of the automation's decisions each week, and a
+labeler's answers, with one channel that regressed.
+
+The story: two weeks ago an inbox assistant began writing memories from customers' emails. Its
+first week was sound. This week it stored what a junk-prone memory store stores (the Mem0 audit
+the issue cites found 97.8% of one store was junk): email signatures and auto-replies as facts,
+a pleasantry as a preference, memories it had recalled written again as new ones. So the newest
+period's estimate for the `email` channel jumps, beyond chance, and the page flags it.
+
+Every step runs at the time it happened, merged into the stories' timeline (demo/scenarios.py),
+through the product's services. Whether an item is wrong follows from what the memory is (the
+inbox's junk is not true; a few ordinary memories are wrong, drawn from a fixed seed), never from
+which sample drew it, so a memory drawn twice is labeled alike."""
+
+import random
+from collections.abc import Callable
+from datetime import timedelta
+
+from memory_review.audit.context import acting_as
+from memory_review.memories.models import Memory
+from memory_review.memories.services import event_record, memory_write
+from memory_review.quality import results, schedule
+from memory_review.quality.models import AuditItem
+from memory_review.tenancy.models import Tenant
+
+from .history import NAMES
+
+SEED = 20261205
+AGENT = "inbox-assistant"
+WEEKS = 6  # samples of each population, a week apart, the newest a few hours ago
+ORDINARY_WRONG = 0.03  # the share of other memories a labeler finds not true
+KILLED_TRUE = 0.15  # the share of the automation's kills a labeler finds were true after all
+LABELED_OF_NEWEST = 0.8  # the newest samples are still being labeled
+
+SOUND = [
+    (
+        "preference",
+        "{name}: invoice copies",
+        "{name} wants invoice copies sent to their accounts team by email.",
+    ),
+    ("fact", "{name}: order reference", "{name}'s open order is reference SO-{n:05d}."),
+    ("preference", "{name}: contact hours", "{name} prefers to be contacted before noon."),
+    ("fact", "{name}: return in progress", "{name} has a return open for a damaged {item}."),
+]
+JUNK = [
+    ("fact", "{name}: email signature", "{name} is 'Kind regards, {name}, sent from my phone'."),
+    ("preference", "{name}: likes", "{name} likes 'Thanks so much, talk soon!'."),
+    ("fact", "{name}: availability", "{name} is out of office until Monday with limited access to email."),
+    ("fact", "{name}: recalled", "Recalled memory: {name} wants invoice copies sent to their accounts team."),
+    ("preference", "{name}: thread", "{name} prefers 'On Tue, Support wrote: > Your order has shipped'."),
+]
+ITEMS = ["kettle", "toaster", "blender", "air fryer"]
+
+
+class AuditSeeder:
+    """The inbox assistant's memories, the plan, the weekly draws and their labels, as steps."""
+
+    def __init__(self, tenant: Tenant, *, users: dict, labeler: str, lead: str, now):
+        self.tenant = tenant
+        self.labeler = users[labeler]
+        self.lead = users[lead]
+        self.now = now
+        self.rng = random.Random(f"{SEED}:{tenant.slug}")
+        self.junk: set[int] = set()
+
+    def steps(self) -> list[tuple[object, Callable[[], None]]]:
+        """(when, what) for the stories' timeline to merge in time order."""
+        start = self.now - timedelta(days=7 * WEEKS + 1)
+        steps: list[tuple[object, Callable[[], None]]] = [(start, self._plan)]
+        for n in range(12):  # the inbox's first week: sound
+            steps.append(
+                (self.now - timedelta(days=13, hours=-12 * n), lambda n=n: self._write(n, junk=False))
+            )
+        for n in range(34):  # this week: mostly junk
+            junk = n % 4 != 0
+            steps.append(
+                (
+                    self.now - timedelta(days=6, hours=-4 * n),
+                    lambda n=n, junk=junk: self._write(12 + n, junk=junk),
+                )
+            )
+        for week in range(WEEKS - 1, -1, -1):
+            at = self.now - timedelta(days=7 * week, hours=3)
+            steps.append((at, self._draw))
+            steps.append(
+                (at + timedelta(hours=1 if week == 0 else 20), lambda last=week == 0: self._label(last))
+            )
+        return steps
+
+    def _plan(self) -> None:
+        schedule.set_plan(
+            self.tenant, by=f"user:{self.lead.pk}", every_days=7, precision=0.08, confidence=0.95, budget=90,
+            share=0.3,
+        )  # fmt: skip
+
+    def _write(self, n: int, *, junk: bool) -> None:
+        kind, subject, content = self.rng.choice(JUNK if junk else SOUND)
+        fill = {"name": NAMES[(n * 7) % len(NAMES)], "n": 4100 + n, "item": ITEMS[n % len(ITEMS)]}
+        event = event_record(
+            tenant=self.tenant, source="email", agent_id=AGENT, user_id=f"cust-{n % 17:02d}",
+            text=f"From: {fill['name']}\nSubject: Re: your order\n\n" + content.format(**fill),
+        )  # fmt: skip
+        memory = memory_write(
+            event=event, kind=kind, subject=subject.format(**fill), content=content.format(**fill),
+            written_by=f"agent:{AGENT}", agent_id=AGENT, user_id=event.user_id,
+        )  # fmt: skip
+        if junk:
+            self.junk.add(memory.pk)
+
+    def _draw(self) -> None:
+        with acting_as(schedule.SCHEDULE):
+            for population in ("unreviewed", "decisions"):
+                schedule.draw_for(self.tenant, population, by=schedule.SCHEDULE)
+
+    def _label(self, newest: bool) -> None:
+        """The labeler answers every item of the week's samples (most of the newest ones)."""
+        for sample in schedule.newest(self.tenant, "unreviewed"), schedule.newest(self.tenant, "decisions"):
+            if sample is None:
+                continue
+            items = list(AuditItem.objects.filter(sample=sample).order_by("rank"))
+            if newest:
+                items = items[: round(len(items) * LABELED_OF_NEWEST)]
+            for item in items:
+                decision = sample.strata[item.stratum]["key"]["decision"]
+                results.label_record(
+                    item=item, labeler=self.labeler, outcome=self._truth(item.memory_id, decision)
+                )
+
+    def _truth(self, memory_id: int, decision: str) -> str:
+        """Whether the memory is true, the same whichever sample drew it."""
+        draw = random.Random(f"{SEED}:{memory_id}").random()
+        if memory_id in self.junk:
+            return "false"
+        if decision in results.KILLED:
+            return "true" if draw < KILLED_TRUE else "false"
+        return "false" if draw < ORDINARY_WRONG else "true"
+
+
+def junk_of(tenant: Tenant) -> list[Memory]:
+    """The inbox assistant's memories (for tests and the README's tour)."""
+    return list(Memory.objects.for_tenant(tenant).filter(agent_id=AGENT).order_by("pk"))
