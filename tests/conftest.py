@@ -36,8 +36,11 @@ def uncached_counts(monkeypatch):
     whose data's mark (its highest ids) comes round again, would leak into the next. Counted
     afresh every time here, and each test keeps its figures under keys of its own."""
     from memory_review.calibration import figures, labeling
+    from memory_review.quality import gate, health
 
     monkeypatch.setattr(labeling, "ITEM_COUNTS_SECONDS", 0)
+    monkeypatch.setattr(health, "SUMMARY_SECONDS", 0)  # a tenant's audit summary for /metrics
+    gate.forget()  # the gate's state, read once every READ_SECONDS by a process
     own, key = uuid.uuid4().hex[:12], figures.key
     monkeypatch.setattr(figures, "key", lambda name, tenant, params: f"{key(name, tenant, params)}:{own}")
 

@@ -20,6 +20,7 @@ from memory_review.memories.models import MemoryChange, MemoryLink
 from memory_review.memories.services import link_create
 from memory_review.quality import results as audit_results
 from memory_review.quality import sampling, schedule
+from memory_review.quality.models import GateChange
 from memory_review.tenancy.models import Membership, Role, Tenant
 from memory_review.tenancy.tokens import token_create
 from tests.factories import around_the_application, judged, make_memory, make_user
@@ -63,6 +64,7 @@ CASES = {
     "audit_item": Case(edit=("rank", "0" * 15)),
     "audit_label": Case(edit=("outcome", "false")),
     "audit_plan": Case(edit=("every_days", 0)),
+    "gate_change": Case(edit=("is_open", True), copy={"channel": "email"}),
 }
 
 
@@ -104,6 +106,11 @@ def world(acme, lead, policy, settings):
     sample = sampling.draw(tenant=acme, population="unreviewed", by=f"user:{lead.pk}", precision=0.3)
     audit_results.label_record(item=sample.drawn.first(), labeler=labeler, outcome="true")
     schedule.set_plan(acme, by="user:1", every_days=7, precision=0.05, confidence=0.9, budget=300, share=0.3)
+    GateChange.objects.create(
+        tenant=acme, agent="support-bot", channel="chat", kind="fact", decision="contradicted", is_open=False,
+        labels=12, wrong=3, precision_low=0.52, target=0.95, changed_by="system:test",
+        changed_at=timezone.now(),
+    )  # fmt: skip
     verification.verify_and_record(acme, by="system:test")
     assert verification.problem_in(acme) is None
     spare = make_memory(acme)

@@ -33,7 +33,7 @@ from .dispatch import enqueue_on_commit
 from .jev import Jev, JevError, get_jev, noul
 from .leases import FINISHED, claim, finish, heartbeat, release
 from .models import Assessment, Disposition, PolicyVersion, Verdict
-from .policy import BEARING, POLICY_ACTIONS, PROPOSED_STATUS, Thresholds, decide, policy_action
+from .policy import BEARING, POLICY_ACTIONS, PROPOSED_STATUS, Thresholds, decide, held_kill, policy_action
 from .usage import Usage
 
 logger = logging.getLogger(__name__)
@@ -421,6 +421,7 @@ def apply_verdicts(
 
 
 ACTIONABLE = (*POLICY_ACTIONS, Disposition.EXPIRED)
+KILL_ACTIONS = ("contradict", "supersede")  # what `held_kill` is asked about
 
 
 def _apply(verdict_id: int, actor: Actor, *, remember_successor: bool, policy: Thresholds) -> Memory | None:
@@ -435,6 +436,9 @@ def _apply(verdict_id: int, actor: Actor, *, remember_successor: bool, policy: T
         else:
             # The policy's own disposition, through the review-only rule for this source.
             action, rule = policy_action(verdict.disposition, source=verdict.event.source, policy=policy)
+            held = held_kill(memory.tenant_id, memory, action) if action in KILL_ACTIONS else None
+            if held:  # not measured safe alone in this stratum: a person decides (quality/gate.py)
+                action, rule = "flag", held
             if action is None:  # unrelated, directive, hypothetical; or a review-only confirmation
                 if rule:
                     logger.info("verdict %s not applied: %s", verdict.pk, rule)

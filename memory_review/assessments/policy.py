@@ -7,6 +7,8 @@ replay stored votes through these same functions.
 
 from dataclasses import asdict, dataclass, fields
 
+from django.dispatch import Signal
+
 from memory_review.memories.models import MemoryStatus
 
 from .models import Disposition
@@ -117,6 +119,19 @@ BEARING = frozenset(
 )
 
 _KILLS = {Disposition.CONTRADICTED, Disposition.SUPERSEDED, Disposition.PARTIAL}
+
+# Asked before the policy kills a memory alone (contradict, supersede), with `tenant_id`, `memory`
+# and `action`: a receiver answers a sentence to send it to a person instead, or None. The gate on
+# measured precision answers it (quality/gate.py), so this package never imports the audits.
+kill_asked = Signal()
+
+
+def held_kill(tenant_id: int, memory, action: str) -> str | None:
+    """Why a receiver of `kill_asked` holds this kill for a person, or None."""
+    for _, said in kill_asked.send(sender=Disposition, tenant_id=tenant_id, memory=memory, action=action):
+        if said:
+            return said
+    return None
 
 
 def decide(votes: dict[str, float], *, policy: Thresholds = DEFAULTS) -> str:

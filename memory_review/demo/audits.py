@@ -13,6 +13,7 @@ through the product's services. Whether an item is wrong follows from what the m
 inbox's junk is not true; a few ordinary memories are wrong, drawn from a fixed seed), never from
 which sample drew it, so a memory drawn twice is labeled alike."""
 
+import hashlib
 import random
 from collections.abc import Callable
 from datetime import timedelta
@@ -82,7 +83,7 @@ class AuditSeeder:
             )
         for week in range(WEEKS - 1, -1, -1):
             at = self.now - timedelta(days=7 * week, hours=3)
-            steps.append((at, self._draw))
+            steps.append((at, lambda week=week: self._draw(week)))
             steps.append(
                 (at + timedelta(hours=1 if week == 0 else 20), lambda last=week == 0: self._label(last))
             )
@@ -90,7 +91,7 @@ class AuditSeeder:
 
     def _plan(self) -> None:
         schedule.set_plan(
-            self.tenant, by=f"user:{self.lead.pk}", every_days=7, precision=0.08, confidence=0.95, budget=90,
+            self.tenant, by=f"user:{self.lead.pk}", every_days=7, precision=0.08, confidence=0.95, budget=150,
             share=0.3,
         )  # fmt: skip
 
@@ -108,10 +109,12 @@ class AuditSeeder:
         if junk:
             self.junk.add(memory.pk)
 
-    def _draw(self) -> None:
+    def _draw(self, week: int) -> None:
+        """The week's draws, each from a seed of its own made from the demo's (every run draws alike)."""
         with acting_as(schedule.SCHEDULE):
             for population in ("unreviewed", "decisions"):
-                schedule.draw_for(self.tenant, population, by=schedule.SCHEDULE)
+                seed = hashlib.sha256(f"{SEED}:{self.tenant.slug}:{week}:{population}".encode()).hexdigest()
+                schedule.draw_for(self.tenant, population, by=schedule.SCHEDULE, seed=seed)
 
     def _label(self, newest: bool) -> None:
         """The labeler answers every item of the week's samples (most of the newest ones)."""
@@ -129,7 +132,8 @@ class AuditSeeder:
 
     def _truth(self, memory_id: int, decision: str) -> str:
         """Whether the memory is true, the same whichever sample drew it."""
-        draw = random.Random(f"{SEED}:{memory_id}").random()
+        memory = Memory.objects.get(pk=memory_id)
+        draw = random.Random(f"{SEED}:{memory.subject}:{memory.content}").random()
         if memory_id in self.junk:
             return "false"
         if decision in results.KILLED:

@@ -9,7 +9,12 @@ class QualityConfig(AppConfig):
     label = "quality"
 
     def ready(self):
-        from . import sampling
+        from memory_review.assessments.policy import kill_asked
+
+        from . import gate, sampling
+
+        # The policy asks before it kills a memory alone: the gate answers (quality/gate.py).
+        kill_asked.connect(gate.on_kill_asked, dispatch_uid="quality-gate")
 
         # SQLite has no SHA-256: the draw's keyed rank is given it as a function (PostgreSQL and
         # Oracle compute the same rank themselves).

@@ -113,7 +113,9 @@ class AuditPlan(SealedTenantOwned):
     budget cut around the application, is named by verify_audit."""
 
     seal_kind = "audit_plan"
-    seal_fields = ("every_days", "precision", "confidence", "budget", "share", "changed_by", "changed_at")
+    seal_fields = (
+        "every_days", "precision", "confidence", "budget", "share", "gate_target", "changed_by", "changed_at",
+    )  # fmt: skip
 
     every_days = models.PositiveSmallIntegerField(default=1, help_text="Days between draws; 0: no schedule.")
     precision = models.FloatField(default=0.03, help_text="The half-width asked of each stratum's rate.")
@@ -121,6 +123,12 @@ class AuditPlan(SealedTenantOwned):
     budget = models.PositiveIntegerField(default=400, help_text="Labels a draw may ask for, at most.")
     share = models.FloatField(
         default=0.25, help_text="The share of a labeler's stream given to audit items (0 to 1)."
+    )
+    gate_target = models.FloatField(
+        null=True,
+        blank=True,
+        help_text="The policy kills alone only where their measured precision's lower bound is at "
+        "least this (0.95); None: no gate (quality/gate.py).",
     )
     changed_by = models.CharField(max_length=120)
     changed_at = models.DateTimeField()
@@ -130,3 +138,36 @@ class AuditPlan(SealedTenantOwned):
 
     def __str__(self) -> str:
         return f"audit plan of tenant {self.tenant_id}: every {self.every_days} day(s)"
+
+
+class GateChange(SealedTenantOwned):
+    """The gate opening or closing for one kind of automatic move in one stratum (issue 31, item 3):
+    what the sampled audits measured (labels, wrong, the precision's lower bound), against which
+    target, and when. Written only when the state changes; the newest row for a stratum is its
+    state, and the pipeline acts on these rows (quality/gate.py), so every move it made alone, or
+    held for a person, rests on a sealed measurement."""
+
+    seal_kind = "gate_change"
+    seal_fields = (
+        "agent", "channel", "kind", "decision", "is_open", "labels", "wrong", "precision_low", "target",
+        "changed_by", "changed_at",
+    )  # fmt: skip
+
+    agent = models.CharField(max_length=128, blank=True)
+    channel = models.CharField(max_length=16)
+    kind = models.CharField(max_length=16)
+    decision = models.CharField(max_length=16, help_text="contradicted or superseded")
+    is_open = models.BooleanField()
+    labels = models.PositiveIntegerField()
+    wrong = models.PositiveIntegerField()
+    precision_low = models.FloatField(null=True, blank=True, help_text="None: nothing measured.")
+    target = models.FloatField()
+    changed_by = models.CharField(max_length=120)
+    changed_at = models.DateTimeField()
+
+    class Meta:
+        indexes = [models.Index(fields=["tenant", "changed_at"], name="gatechange_tenant_ix")]
+
+    def __str__(self) -> str:
+        state = "open" if self.is_open else "closed"
+        return f"gate {state} for {self.decision} in {self.agent or '-'}/{self.channel}/{self.kind}"

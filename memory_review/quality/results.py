@@ -53,11 +53,14 @@ def withdraw_latest(tenant, labeler) -> AuditLabel | None:
 
 
 KILLED = ("contradicted", "superseded")
+# A kill held for a person: the policy said the memory was no longer true, so a true one is its
+# error all the same (quality/gate.py measures the policy's kills with them).
+SAID_KILLED = (*KILLED, "contradicted (held)", "superseded (held)")
 
 
 def wrong(decision: str, answer: str) -> bool:
     """Whether an item whose memory the labels found `answer` (true or false) was wrong."""
-    return answer == (Answer.TRUE if decision in KILLED else Answer.FALSE)
+    return answer == (Answer.TRUE if decision in SAID_KILLED else Answer.FALSE)
 
 
 def ruling(labels: list[AuditLabel]) -> str | None:

@@ -4,7 +4,9 @@ sealed seed, from one of two populations:
 * `unreviewed`: the memories in force (active, inside their validity) that no person ever moved
   or wrote (a reviewer's rewrite is written by `user:<id>`);
 * `decisions`: the policy's automatic moves of a period: kept (`confirm`), contradicted,
-  superseded.
+  superseded; and its kills that were held for a person instead ("contradicted (held)": by the
+  gate, quality/gate.py, or a review-only source), so the policy's judgment is measured where it
+  was not allowed to act alone too.
 
 Strata are the agent, the source channel, the memory's kind and the decision. Each stratum gets
 the labels its rate needs to be known to within the precision asked for (quality/estimates.py,
@@ -28,6 +30,7 @@ from datetime import datetime
 from django.db import connection, transaction
 from django.db.models import (
     BigIntegerField,
+    Case,
     CharField,
     Count,
     Exists,
@@ -36,6 +39,7 @@ from django.db.models import (
     OuterRef,
     Q,
     Value,
+    When,
     Window,
 )
 from django.db.models.functions import Cast, RowNumber
@@ -51,6 +55,9 @@ from .models import AuditItem, AuditSample, Population
 
 RANK_DIGITS = 15  # 60 bits: fits a signed 64-bit integer on every database
 DECISIONS = {"confirm": "kept", "contradict": "contradicted", "supersede": "superseded"}
+# The policy's kills that a person was asked to decide instead (the gate, or a review-only source):
+# drawn beside the kills made, so a label measures the policy's judgment wherever it was held.
+HELD = {"contradicted": "contradicted (held)", "superseded": "superseded (held)"}
 KEY = ("agent", "channel", "kind", "decision")
 
 
@@ -111,14 +118,19 @@ def _source(tenant: Tenant, population: str, start: datetime | None, end: dateti
             s_agent=F("agent_id"), s_channel=F("channel"), s_kind=F("kind"), s_decision=Value("in force"),
             memory_ref=F("pk"),
         )  # fmt: skip
+    held = Q(action="flag", verdict__disposition__in=list(HELD))  # a kill the gate or a rule held
     rows = Transition.objects.for_tenant(tenant).filter(
-        actor__startswith="policy:", action__in=DECISIONS, memory__isnull=False, created_at__lte=end
+        Q(action__in=DECISIONS) | held, actor__startswith="policy:", memory__isnull=False, created_at__lte=end
     )
     if start is not None:
         rows = rows.filter(created_at__gt=start)
+    decision = Case(
+        *(When(action="flag", verdict__disposition=said, then=Value(word)) for said, word in HELD.items()),
+        default=F("action"), output_field=CharField(),
+    )  # fmt: skip
     return rows.annotate(
         s_agent=F("memory__agent_id"), s_channel=F("memory__channel"), s_kind=F("memory__kind"),
-        s_decision=F("action"), memory_ref=F("memory_id"),
+        s_decision=decision, memory_ref=F("memory_id"),
     )  # fmt: skip
 
 

@@ -1,5 +1,6 @@
-"""When sampled audits are drawn (issue 31, item 1): a tenant's plan, as its lead set it, and the
-scheduled draw that follows it. Beat asks every hour (`draw_due`); a population is drawn again
+"""When sampled audits are drawn (issue 31, item 1): a tenant's plan, as its lead set it (with the
+gate's target, quality/gate.py), and the scheduled draw that follows it, with the gate measured
+again. Beat asks every hour (`draw_due`); a population is drawn again
 once its newest scheduled or hand-made draw is `every_days` old. The decisions drawn are those
 since the previous decisions draw ended (the plan's period the first time), so periods follow
 one another without a gap or an overlap, and their rates can be compared (quality/health.py)."""
@@ -13,11 +14,11 @@ from memory_review.audit.context import acting_as
 from memory_review.tenancy.db_context import tenant_context
 from memory_review.tenancy.models import Tenant
 
-from . import sampling
+from . import gate, sampling
 from .models import AuditPlan, AuditSample, Population
 
 SCHEDULE = "system:audit-schedule"
-DEFAULT = AuditPlan(every_days=1, precision=0.03, confidence=0.95, budget=400, share=0.25)
+DEFAULT = AuditPlan(every_days=1, precision=0.03, confidence=0.95, budget=400, share=0.25, gate_target=None)
 LONGEST = 365  # days between draws a plan may ask for
 CONFIDENCES = (0.8, 0.9, 0.95, 0.99)
 
@@ -50,8 +51,10 @@ def set_plan(
     confidence: float,
     budget: int,
     share: float,
+    gate_target: float | None = None,
 ) -> AuditPlan:
-    """Keep the plan a lead set, sealed; PlanRefused naming the first field out of range."""
+    """Keep the plan a lead set, sealed, and measure the gate against its target at once;
+    PlanRefused naming the first field out of range, with nothing written."""
     checks = (
         ("every_days", every_days, 0 <= every_days <= LONGEST, f"days between draws, 0 (off) to {LONGEST}"),
         (
@@ -63,6 +66,12 @@ def set_plan(
         ("confidence", confidence, confidence in CONFIDENCES, "one of 0.8, 0.9, 0.95 or 0.99"),
         ("budget", budget, 1 <= budget <= 20_000, "the labels a draw may ask for, 1 to 20,000"),
         ("share", share, 0 <= share <= 1, "the stream's share for audit items, 0 to 1"),
+        (
+            "gate_target",
+            gate_target,
+            gate_target is None or 0.5 <= gate_target < 1,
+            "the precision the policy must be measured at to kill alone, 0.5 to 0.999, or none",
+        ),
     )
     for field, value, ok, meaning in checks:
         if not ok:
@@ -71,8 +80,10 @@ def set_plan(
         plan = AuditPlan.objects.for_tenant(tenant).select_for_update().first() or AuditPlan(tenant=tenant)
         plan.every_days, plan.precision, plan.confidence = every_days, precision, confidence
         plan.budget, plan.share, plan.changed_by, plan.changed_at = budget, share, by, timezone.now()
+        plan.gate_target = gate_target
         plan.save()
-        return plan
+        gate.refresh(tenant, by=by)
+    return plan
 
 
 def newest(tenant: Tenant, population: str) -> AuditSample | None:
@@ -92,8 +103,11 @@ def due(tenant: Tenant, now: datetime) -> list[str]:
     return found
 
 
-def draw_for(tenant: Tenant, population: str, *, by: str, now: datetime | None = None) -> AuditSample:
-    """A draw as the plan says; for decisions, over the period since the last decisions draw."""
+def draw_for(
+    tenant: Tenant, population: str, *, by: str, now: datetime | None = None, seed: str | None = None
+) -> AuditSample:
+    """A draw as the plan says; for decisions, over the period since the last decisions draw.
+    `seed`: a draw made again, or the demo's own (a new one otherwise)."""
     now = now or timezone.now()
     plan = plan_of(tenant)
     start = None
@@ -102,7 +116,7 @@ def draw_for(tenant: Tenant, population: str, *, by: str, now: datetime | None =
         start = last.period_end if last is not None else now - timedelta(days=max(plan.every_days, 1))
     return sampling.draw(
         tenant=tenant, population=population, by=by, precision=plan.precision,
-        confidence=plan.confidence, most=plan.budget, start=start, end=now,
+        confidence=plan.confidence, most=plan.budget, start=start, end=now, seed=seed,
     )  # fmt: skip
 
 
@@ -115,4 +129,5 @@ def draw_due(now: datetime | None = None) -> int:
             for population in due(tenant, now):
                 draw_for(tenant, population, by=SCHEDULE, now=now)
                 drawn += 1
+            gate.refresh(tenant, by=SCHEDULE, now=now)  # what the labels since measured
     return drawn

@@ -138,6 +138,15 @@ class Reveal:
     others: list[AuditLabel]
 
     @property
+    def words(self) -> str:
+        """What the automation did, after "The automation had"."""
+        if self.decision == "in force":
+            return "kept it in force, unreviewed"
+        if self.decision.endswith(" (held)"):
+            return f"judged it {self.decision.removesuffix(' (held)')}, and held it for a person"
+        return f"{self.decision} it"
+
+    @property
     def wrong(self) -> bool:
         return results.wrong(self.decision, self.mine.outcome)
 

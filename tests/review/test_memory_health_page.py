@@ -202,8 +202,8 @@ def test_the_demo_shows_six_weeks_of_audits_with_the_email_channel_regressed(cli
     found = health.health(acme, "unreviewed")
 
     assert len(found.trend) == 6 and [p.regressed for p in found.trend] == [False] * 5 + [True]
-    assert found.by_channel[0].name == "email" and found.by_channel[0].estimate.rate > 0.5
-    assert all(p.estimate.rate < 0.1 for p in found.trend[:5])  # the weeks before were sound
+    assert found.by_channel[0].name == "email" and found.by_channel[0].estimate.rate > 0.3
+    assert max(p.estimate.rate for p in found.trend[:5]) < found.trend[-1].estimate.rate
     assert found.worst["agent"] == "inbox-assistant" and 0 < found.unlabeled < found.newest.sample.items
     assert "; most of it from inbox-assistant's email " in health.sentence(found)
     assert all(sampling.problem(p.sample) is None for p in found.trend)  # each draw is its seed's

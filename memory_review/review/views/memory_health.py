@@ -35,6 +35,10 @@ class PlanForm(forms.Form):
     share = forms.IntegerField(
         min_value=0, max_value=100, label="Share of the labeling stream for audit items (%)"
     )
+    gate = forms.FloatField(
+        required=False, min_value=50, max_value=99.9,
+        label="The policy kills alone where its measured precision is at least (%; blank: no gate)",
+    )  # fmt: skip
 
 
 def _require_reader(membership) -> None:
@@ -46,6 +50,7 @@ def _initial(plan) -> dict:
     return {
         "every_days": plan.every_days, "points": round(plan.precision * 100, 2),
         "confidence": plan.confidence, "budget": plan.budget, "share": round(plan.share * 100),
+        "gate": None if plan.gate_target is None else round(plan.gate_target * 100, 1),
     }  # fmt: skip
 
 
@@ -81,7 +86,7 @@ def plan_set(request: HttpRequest, membership) -> HttpResponse:
         schedule.set_plan(
             membership.tenant, by=f"user:{request.user.pk}", every_days=data["every_days"],
             precision=data["points"] / 100, confidence=data["confidence"], budget=data["budget"],
-            share=data["share"] / 100,
+            share=data["share"] / 100, gate_target=None if data["gate"] is None else data["gate"] / 100,
         )  # fmt: skip
     except schedule.PlanRefused as refused:
         form.add_error(None, str(refused))

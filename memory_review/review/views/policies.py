@@ -17,6 +17,7 @@ from memory_review.assessments.models import PolicyVersion
 from memory_review.assessments.policy import Thresholds
 from memory_review.calibration import adoption, figures, labeling
 from memory_review.calibration.models import PolicyProposal
+from memory_review.quality import gate
 from memory_review.tenancy.names import display_name
 
 from .. import words
@@ -86,6 +87,7 @@ def policy_compare(request: HttpRequest, membership) -> HttpResponse:
         numbers=[(name, getattr(active, name), getattr(candidate or active, name)) for name in NUMBERS],
         origin=request.GET.get("origin", "typed in")[:100],
         modes=adoption.MODES,
+        gate_preview=gate.preview(tenant, candidate, days=gate.period_days(tenant)) if candidate else None,
     )
 
 
@@ -157,6 +159,8 @@ def policy_list(request: HttpRequest, membership) -> HttpResponse:
         redecided=changes["first"],
         redecided_count=changes["count"],
         names=words.subjects(tenant, memories=[verdict.memory_id for verdict, _ in changes["first"]]),
+        gate=gate.standing(tenant),
+        gate_preview=gate.preview(tenant, labeling.active_policy(tenant)[1], days=gate.period_days(tenant)),
     )
 
 
