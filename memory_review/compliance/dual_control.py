@@ -1,14 +1,16 @@
-"""The two-person rule: where a tenant keeps it, erasing a person's data, forgetting a memory and
-changing the tenant's security settings or members (compliance/security.py) take a second lead
-or admin. The first asks (in the app, or from the command line); the request waits a day; another
-confirms (and it happens then) or anyone with the right cancels it. Every step is kept, and no
-record names a confirmer who did not confirm here, signed in."""
+"""The two-person rule: where a tenant keeps it, erasing a person's data, forgetting a memory,
+approving a memory held before it was trusted (memories/holds.py: it hid text, or touched
+instructions, payment details, permissions or identity) and changing the tenant's security
+settings or members (compliance/security.py) take a second lead or admin. The first asks (in the
+app, or from the command line); the request waits a day; another confirms (and it happens then)
+or anyone with the right cancels it. Every step is kept, and no record names a confirmer who did
+not confirm here, signed in."""
 
 from django.db import transaction
 from django.utils import timezone
 
 from memory_review.audit import identities
-from memory_review.lifecycle import Actor, LifecycleError
+from memory_review.lifecycle import Actor, LifecycleError, transition
 from memory_review.memories.models import DualControl, Memory
 from memory_review.memories.services import memory_forget
 from memory_review.tenancy.models import Membership, Role, Tenant
@@ -51,6 +53,16 @@ def request_forget(*, memory: Memory, reason: str, seen_version: int, by) -> Dua
     )  # fmt: skip
 
 
+def request_approve(*, memory: Memory, reason: str, seen_version: int, by) -> DualControl:
+    """Approving a held memory: its words reach agents only once a second person agrees."""
+    if pending(memory.tenant).filter(memory=memory, kind=DualControl.Kind.APPROVE).exists():
+        raise DualControlError("approving this memory is already waiting for a second person")
+    return _ask(
+        tenant=memory.tenant, kind=DualControl.Kind.APPROVE, memory=memory, seen_version=seen_version,
+        reason=reason, by=by,
+    )  # fmt: skip
+
+
 def _ask(*, tenant: Tenant, kind: str, reason: str, by, **target) -> DualControl:
     _as_sealed(tenant, by)
     now = timezone.now()
@@ -81,6 +93,12 @@ def confirm(*, request: DualControl, by, request_id: str | None = None) -> DualC
         security.check_confirmer(row, by)
         row.decided_by, row.decided_at = by, timezone.now()
         security.apply(row)
+    elif row.kind == DualControl.Kind.APPROVE:
+        transition(
+            obj=row.memory, action="approve", actor=Actor.user(by), seen_version=row.seen_version,
+            request_id=request_id,
+            reason=f"{row.reason} ({asked}; confirmed under the two-person rule, request {row.pk})",
+        )  # fmt: skip
     else:
         memory_forget(
             memory=row.memory, actor=Actor.user(by), seen_version=row.seen_version, request_id=request_id,

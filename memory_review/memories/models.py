@@ -373,6 +373,7 @@ class DualControl(SealedTenantOwned):
         FORGET = "forget", "Forget a memory"
         SETTINGS = "settings", "Change the tenant's security settings"
         MEMBERSHIP = "membership", "Change a member's role"
+        APPROVE = "approve", "Approve a memory held before it was trusted"
 
     LIFETIME = timedelta(hours=24)  # a request lapses, unconfirmed, after a day
 

@@ -9,9 +9,9 @@ from django.utils import timezone
 
 from memory_review.assessments.models import Disposition, Verdict
 from memory_review.audit.models import Transition
-from memory_review.compliance.dual_control import request_forget
+from memory_review.compliance.dual_control import request_approve, request_forget
 from memory_review.lifecycle import MEMORY_MOVES, Actor, LifecycleError, StaleVersion, permits, transition
-from memory_review.memories.models import Memory, MemoryLink, MemoryStatus
+from memory_review.memories.models import HELD, Memory, MemoryLink, MemoryStatus
 from memory_review.memories.services import memory_forget, memory_write
 from memory_review.tenancy.names import actor_names
 
@@ -137,6 +137,13 @@ def memory_decide(
         if ttl is not KEEP:
             Memory.objects.filter(pk=row.pk).update(valid_until=ttl)
             reason += said
+    if action == "approve" and row.flagged_for == HELD and row.tenant.two_person_rule:
+        request = request_approve(memory=row, reason=reason, seen_version=seen_version, by=user)
+        return Outcome(
+            memory=memory,
+            message=f"{memory.subject}: it was held before it was trusted, so approving it waits for a "
+            f"second lead or admin to confirm (until {request.expires_at:%Y-%m-%d %H:%M} UTC).",
+        )
     if action == "forget" and row.tenant.two_person_rule:
         request = request_forget(memory=row, reason=reason, seen_version=seen_version, by=user)
         return Outcome(
