@@ -40,6 +40,7 @@ RLS_WITH_THEIR_TABLE = {
     "quality_audititem",
     "quality_auditlabel",
     "quality_auditplan",
+    "memories_trustrules",
     "quality_gatechange",
 }
 

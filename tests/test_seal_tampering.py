@@ -16,6 +16,7 @@ from memory_review.calibration import adoption, labeling
 from memory_review.calibration.models import ReplaySet
 from memory_review.compliance.dual_control import request_forget
 from memory_review.compliance.erasure import erase_subject
+from memory_review.memories import holds
 from memory_review.memories.models import MemoryChange, MemoryLink
 from memory_review.memories.services import link_create
 from memory_review.quality import results as audit_results
@@ -65,6 +66,7 @@ CASES = {
     "audit_label": Case(edit=("outcome", "false")),
     "audit_plan": Case(edit=("every_days", 0)),
     "gate_change": Case(edit=("is_open", True), copy={"channel": "email"}),
+    "trust_rules": Case(edit=("hold_classes", "")),
 }
 
 
@@ -106,6 +108,7 @@ def world(acme, lead, policy, settings):
     sample = sampling.draw(tenant=acme, population="unreviewed", by=f"user:{lead.pk}", precision=0.3)
     audit_results.label_record(item=sample.drawn.first(), labeler=labeler, outcome="true")
     schedule.set_plan(acme, by="user:1", every_days=7, precision=0.05, confidence=0.9, budget=300, share=0.3)
+    holds.set_rules(acme, hold_classes=["tool", "import"], by="user:1")
     GateChange.objects.create(
         tenant=acme, agent="support-bot", channel="chat", kind="fact", decision="contradicted", is_open=False,
         labels=12, wrong=3, precision_low=0.52, target=0.95, changed_by="system:test",

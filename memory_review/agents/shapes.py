@@ -51,6 +51,7 @@ def held(item: Held, names: dict[str, str]) -> dict:
         "content_erased": erased,
         "content_held": withheld(memory),
         "hidden_text": hidden(memory),
+        "trust": memory.trust,
         "kind": memory.kind,
         "subject": memory.subject,
         "scope": scope(memory),

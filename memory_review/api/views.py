@@ -217,6 +217,7 @@ def memories(request: HttpRequest, tenant):
             "version": memory.version,
             "subject": memory.subject,
             "held_because": memory.held_because,
+            "trust": memory.trust,
             "hidden_text": shapes.hidden(memory),
         },
         status=201,

@@ -64,6 +64,7 @@ COLUMNS: dict[str, dict[str, tuple[Holds, str]]] = {
         "content_hash": HASH,
         "written_by": (TYPED, "an agent may write 'agent for <name>'"),
         "flagged_for": CODE,
+        "trust": CODE,
     },
     "memories.Erasure": {
         "user_id": (NONE, "the erasure's own key: what was asked to be erased"),
@@ -187,6 +188,7 @@ COLUMNS: dict[str, dict[str, tuple[Holds, str]]] = {
     },
     "quality.AuditItem": {"rank": HASH},
     "quality.AuditPlan": {"changed_by": ACTOR},
+    "memories.TrustRules": {"hold_classes": CODE, "changed_by": ACTOR},
     "quality.GateChange": {"agent": (NONE, "an agent's name"), "changed_by": ACTOR},
     "quality.AuditLabel": {"note": (TYPED, "a labeler's note, blanked where it quotes them")},
     "admin.LogEntry": {

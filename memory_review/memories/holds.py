@@ -18,10 +18,14 @@ which Jev's instruction vote and the sampled audits (issue 31, items 1-3) are fo
 
 import re
 
+from django.db import transaction
+from django.utils import timezone
+
+from memory_review.audit.context import acting_as
 from memory_review.lifecycle import Actor, transition
 
-from . import hidden_text
-from .models import Memory, MemoryStatus
+from . import hidden_text, trust
+from .models import Memory, MemoryStatus, TrustRules
 
 HOLDER = Actor.system("trust")
 
@@ -110,9 +114,15 @@ def reasons(subject: str, content: str) -> list[str]:
 
 
 def hold_if_untrusted(memory: Memory, *, request_id: str | None = None) -> list[str]:
-    """Move a memory just written to review when `reasons` finds any, in the writer's
-    transaction; the reasons (empty when it stays in force)."""
+    """Move a memory just written to review when `reasons` finds any, or when its trust class is
+    one the tenant's rules hold (memories/trust.py), in the writer's transaction; the reasons
+    (empty when it stays in force)."""
     said = reasons(memory.subject, memory.content)
+    rules = TrustRules.objects.filter(tenant_id=memory.tenant_id).first()
+    if rules is not None and memory.trust in rules.held:
+        said.insert(
+            0, f"it comes from {trust.WORDS[memory.trust]}, which this tenant has a person check first"
+        )
     if said and memory.status == MemoryStatus.ACTIVE:
         transition(
             obj=memory,
@@ -123,3 +133,24 @@ def hold_if_untrusted(memory: Memory, *, request_id: str | None = None) -> list[
             request_id=request_id,
         )
     return said
+
+
+class RulesRefused(ValueError):
+    """Trust rules that name no class we know; nothing is written."""
+
+
+def set_rules(tenant, *, hold_classes, by: str) -> TrustRules:
+    """Keep which trust classes the tenant holds for a person (sealed; one row a tenant)."""
+    unknown = sorted(set(hold_classes) - set(trust.CLASSES))
+    if unknown:
+        raise RulesRefused(
+            f"unknown trust class {', '.join(unknown)}; the classes are {', '.join(trust.CLASSES)}"
+        )
+    if trust.PERSON in hold_classes:
+        raise RulesRefused("a person's words cannot be held for their provenance: hold what they say instead")
+    with transaction.atomic(), acting_as(by):
+        rules = TrustRules.objects.for_tenant(tenant).select_for_update().first() or TrustRules(tenant=tenant)
+        rules.hold_classes = ",".join(name for name in trust.CLASSES if name in set(hold_classes))
+        rules.changed_by, rules.changed_at = by, timezone.now()
+        rules.save()
+        return rules

@@ -177,6 +177,13 @@ class Memory(SealedTenantOwned, Scope):
         help_text="Its source event's channel, copied when written (events never change), so lists "
         "filter on it without a join.",
     )
+    trust = models.CharField(
+        max_length=10,
+        null=True,
+        blank=True,
+        help_text="Where its words came from (memories/trust.py): person, document, inferred, tool or "
+        "import; a successor takes the least trusted of what it derives from.",
+    )
     version = models.PositiveIntegerField(default=1)
     superseded_by = models.ForeignKey(
         "self", on_delete=models.PROTECT, null=True, blank=True, related_name="supersedes_rows"
@@ -353,6 +360,30 @@ class Erasure(SealedTenantOwned):
 
     def __str__(self) -> str:
         return f"erasure {self.pk} for user {self.user_id}"
+
+
+class TrustRules(SealedTenantOwned):
+    """Which trust classes (memories/trust.py) a tenant holds for a person before any agent reads
+    them as in force, as its lead set them (memories/holds.py). One row a tenant; none: hold no
+    class for its provenance alone (what a memory says is held all the same). Sealed: a rule
+    quietly dropped around the application is named by verify_audit."""
+
+    seal_kind = "trust_rules"
+    seal_fields = ("hold_classes", "changed_by", "changed_at")
+
+    hold_classes = models.CharField(max_length=80, blank=True, help_text="Comma-separated trust classes.")
+    changed_by = models.CharField(max_length=120)
+    changed_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["tenant"], name="trustrules_one_ux")]
+
+    def __str__(self) -> str:
+        return f"trust rules of tenant {self.tenant_id}: hold {self.hold_classes or 'none'}"
+
+    @property
+    def held(self) -> list[str]:
+        return [name for name in self.hold_classes.split(",") if name]
 
 
 class DualControl(SealedTenantOwned):

@@ -8,7 +8,7 @@ from django.utils import timezone
 from memory_review.lifecycle import Actor, LifecycleError, subject_taken, transition
 from memory_review.tenancy.models import Tenant
 
-from . import changes
+from . import changes, trust
 from .models import Memory, MemoryLink, SourceEvent, content_hash
 from .tallies import tally_add
 
@@ -55,6 +55,15 @@ def event_record(
 
 
 @transaction.atomic
+def _trust(event: SourceEvent, written_by: str, supersedes: Memory | None) -> str:
+    """Its class (memories/trust.py): the least trusted of its event's and its predecessor's, but
+    a person's own words are a person's."""
+    own = trust.of_provenance(event.source, written_by)
+    if supersedes is None or own == trust.PERSON and written_by.startswith("user:"):
+        return own
+    return trust.lowest(own, supersedes.trust)
+
+
 def memory_write(
     *,
     event: SourceEvent,
@@ -123,6 +132,7 @@ def memory_write(
         version=version,
         valid_from=valid_from or event.occurred_at,
         valid_until=valid_until,
+        trust=_trust(event, written_by, supersedes),
     )
     holder = Memory.objects.holding_subject(memory).first()
     if holder is not None:

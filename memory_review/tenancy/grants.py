@@ -114,6 +114,7 @@ APP_GRANTS: dict[str, Grant] = {
     "quality_auditsample": Grant(APPEND, why="a sampled audit's draw is written once and sealed"),
     "quality_audititem": Grant(APPEND, why="the items drawn are written once, with their sample"),
     "quality_auditplan": Grant(WRITE, why="one row a tenant, changed in place by a lead"),
+    "memories_trustrules": Grant(WRITE, why="one row a tenant, changed in place by a lead"),
     "quality_gatechange": Grant(APPEND, why="the gate's history: a change is a new row"),
     "quality_auditlabel": Grant(
         APPEND, update_columns=("withdrawn_at", "note"), why="undo withdraws a label; erasure blanks a note"

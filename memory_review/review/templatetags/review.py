@@ -5,7 +5,7 @@ from django.utils.safestring import mark_safe
 
 from memory_review.assessments.models import Disposition
 from memory_review.calibration import labeling
-from memory_review.memories import hidden_text
+from memory_review.memories import hidden_text, trust
 from memory_review.review import explain, rows, words
 
 register = template.Library()
@@ -54,6 +54,12 @@ def percent(rate: float | None) -> str:
 def rate(value: float | None) -> str:
     """A rate to a tenth of a point (an estimate and its interval's ends)."""
     return "–" if value is None else f"{value:.1%}"
+
+
+@register.filter
+def trust_words(name: str | None) -> str:
+    """A memory's trust class (memories/trust.py) in words."""
+    return trust.WORDS.get(name, "not classed") if name else "not classed"
 
 
 @register.filter

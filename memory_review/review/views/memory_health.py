@@ -11,7 +11,8 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.views.decorators.http import require_GET, require_POST
 
-from memory_review.memories.models import HELD, Memory, MemoryStatus
+from memory_review.memories import holds, trust
+from memory_review.memories.models import HELD, Memory, MemoryStatus, TrustRules
 from memory_review.quality import health, schedule
 from memory_review.quality.models import Population
 from memory_review.quality.tasks import DRAW_TASK
@@ -41,6 +42,13 @@ class PlanForm(forms.Form):
     )  # fmt: skip
 
 
+class TrustForm(forms.Form):
+    hold = forms.MultipleChoiceField(
+        required=False, widget=forms.CheckboxSelectMultiple, label="Hold for a person what comes from",
+        choices=[(name, trust.WORDS[name]) for name in trust.CLASSES if name != trust.PERSON],
+    )  # fmt: skip
+
+
 def _require_reader(membership) -> None:
     if not (membership.can_lead or membership.can_audit):
         raise PermissionDenied("memory health is for support leads, compliance auditors and admins")
@@ -54,8 +62,9 @@ def _initial(plan) -> dict:
     }  # fmt: skip
 
 
-def _page(request: HttpRequest, membership, *, form=None, status: int = 200) -> HttpResponse:
+def _page(request: HttpRequest, membership, *, form=None, trust_form=None, status: int = 200) -> HttpResponse:
     tenant = membership.tenant
+    rules = TrustRules.objects.for_tenant(tenant).first()
     found = [health.health(tenant, population) for population in Population.values]
     held = Memory.objects.for_tenant(tenant).filter(status=MemoryStatus.NEEDS_REVIEW, flagged_for=HELD)
     plan = schedule.plan_of(tenant)
@@ -64,6 +73,7 @@ def _page(request: HttpRequest, membership, *, form=None, status: int = 200) -> 
         populations=[(h, health.sentence(h), health_charts.trend_chart(h)) for h in found],
         held=list(held.order_by("-flagged_at", "-pk")[:HELD_SHOWN]), held_count=held.count_up_to(999),
         plan=plan, form=form or PlanForm(initial=_initial(plan)), chart_least=health_charts.LEAST,
+        rules=rules, trust_form=trust_form or TrustForm(initial={"hold": rules.held if rules else []}),
     )  # fmt: skip
 
 
@@ -107,4 +117,17 @@ def draw_now(request: HttpRequest, membership) -> HttpResponse:
     args = (membership.tenant.pk, population, f"user:{request.user.pk}")
     transaction.on_commit(lambda: current_app.signature(DRAW_TASK, args=args).delay())
     messages.success(request, "A worker is drawing the sample: it shows here when it is sealed.")
+    return redirect("memory-health", membership.tenant.slug)
+
+
+@require_POST
+@tenant_view
+def trust_set(request: HttpRequest, membership) -> HttpResponse:
+    require_lead(membership)
+    form = TrustForm(request.POST)
+    if not form.is_valid():
+        return _page(request, membership, trust_form=form, status=400)
+    holds.set_rules(membership.tenant, hold_classes=form.cleaned_data["hold"], by=f"user:{request.user.pk}")
+    held = ", ".join(trust.WORDS[name] for name in form.cleaned_data["hold"]) or "no class"
+    messages.success(request, f"From now on a memory from {held} waits for a person before agents read it.")
     return redirect("memory-health", membership.tenant.slug)
