@@ -179,12 +179,14 @@ def test_a_row_inserted_around_the_application_is_named(acme, world, kind):
         copy["event_id"] = world["spare_event"].pk
     if kind == "delivery":
         copy["change_id"] = world["spare_change"].pk
-    if kind == "audit_plan":  # one plan a tenant: a forged one goes to a tenant without one
+    if kind in ("audit_plan", "trust_rules"):  # one a tenant: a forged one goes to a tenant without
         copy["tenant_id"] = world["planless"].pk
     with around_the_application():
         # The plain manager's bulk insert: no save(), so no seal, as with SQL typed at a prompt.
         (inserted,) = model._base_manager.bulk_create([model(**copy)])
-    tenant = inserted if kind == "tenant" else world["planless"] if kind == "audit_plan" else acme
+    tenant = (
+        inserted if kind == "tenant" else world["planless"] if kind in ("audit_plan", "trust_rules") else acme
+    )
 
     problem = verification.problem_in(tenant)
 
