@@ -40,8 +40,10 @@ def uncached_counts(monkeypatch):
 
     monkeypatch.setattr(labeling, "ITEM_COUNTS_SECONDS", 0)
     monkeypatch.setattr(health, "SUMMARY_SECONDS", 0)  # a tenant's audit summary for /metrics
+    monkeypatch.setattr(health, "RESULTS_SECONDS", 0)  # a sample's results, under its labels' mark
     gate.forget()  # the gate's state, read once every READ_SECONDS by a process
     own, key = uuid.uuid4().hex[:12], figures.key
+    monkeypatch.setattr(health, "CACHE_PREFIX", f"quality-{own}")
     monkeypatch.setattr(figures, "key", lambda name, tenant, params: f"{key(name, tenant, params)}:{own}")
 
 

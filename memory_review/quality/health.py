@@ -8,16 +8,19 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from django.core.cache import cache
+from django.db.models import Count, Max
 
 from memory_review.tenancy.models import Tenant
 
 from . import results
 from .estimates import Difference, Estimate, Stratum, difference, stratified_estimate
-from .models import AuditSample, Population
+from .models import AuditLabel, AuditSample, Population
 from .results import KILLED, Results
 
 UNNAMED = {"agent": "no agent named", "channel": "no channel"}
 PERIODS = 12  # the samples of each population the trend shows
+CACHE_PREFIX = "quality"  # tests give each test its own
+RESULTS_SECONDS = 24 * 3600  # a sample's results, kept under its labels' mark
 SUMMARY_SECONDS = 60  # how long /metrics keeps a tenant's summary before working it out again
 POPULATION_WORDS = {
     Population.UNREVIEWED: "memories in force that no person reviewed",
@@ -103,14 +106,39 @@ def _worst(found: Results) -> dict | None:
     return best
 
 
+def _marks(samples: list[AuditSample]) -> dict[int, tuple]:
+    """Each sample's labels as a mark that moves with every label given, withdrawn or ruled: how
+    many, the newest id, how many withdrawn (one grouped query over the labels' item index)."""
+    rows = (
+        AuditLabel.objects.filter(item__sample__in=samples)
+        .values("item__sample")
+        .annotate(n=Count("pk"), last=Max("pk"), withdrawn=Count("withdrawn_at"))
+        .order_by()
+    )
+    return {row["item__sample"]: (row["n"], row["last"], row["withdrawn"]) for row in rows}
+
+
+def _results(sample: AuditSample, mark: tuple | None) -> Results:
+    """A sample's results, kept while its labels' mark stands: a period's labels stop moving once
+    it is labeled, and the page reads twelve periods of each population."""
+    mark = "-".join(map(str, mark or (0, 0, 0)))
+    key = f"{CACHE_PREFIX}-results:{sample.tenant_id}:{sample.pk}:{mark}"
+    found = cache.get(key)
+    if found is None:
+        found = results.results(sample)
+        cache.set(key, found, RESULTS_SECONDS)
+    return found
+
+
 def health(tenant: Tenant, population: str) -> Health:
     samples = list(
         AuditSample.objects.for_tenant(tenant).filter(population=population).order_by("-drawn_at")[:PERIODS]
     )[::-1]
+    marks = _marks(samples)
     trend: list[Period] = []
     found = None
     for sample in samples:
-        found = results.results(sample)
+        found = _results(sample, marks.get(sample.pk))
         before = trend[-1].estimate if trend else None
         trend.append(Period(sample, found.overall, difference(before, found.overall) if before else None))
     if found is None:
@@ -148,7 +176,7 @@ def sentence(h: Health) -> str:
 def summary(tenant: Tenant) -> dict[str, tuple[float | None, bool]]:
     """Each population's newest estimated rate (None before a label) and whether it regressed,
     kept a minute: what /metrics reports on every scrape, without reading the labels each time."""
-    key = f"quality-summary:{tenant.pk}"
+    key = f"{CACHE_PREFIX}-summary:{tenant.pk}"
     found = cache.get(key)
     if found is None:
         found = {}

@@ -172,9 +172,6 @@ def test_another_tenants_page_is_a_404(client, globex_lead, acme):
 
 
 def test_metrics_report_the_estimate_and_the_regression_for_alerting(client, periods, globex):
-    from django.core.cache import cache
-
-    cache.delete(f"quality-summary:{periods[0].tenant_id}")
     text = client.get("/metrics", REMOTE_ADDR="127.0.0.1").content.decode()
 
     def value(name: str) -> float:
@@ -211,3 +208,22 @@ def test_the_demo_shows_six_weeks_of_audits_with_the_email_channel_regressed(cli
     client.force_login(Tenant.objects.get(slug="acme").memberships.get(user__username="acme-lead").user)
     body = client.get("/t/acme/health/").content.decode()
     assert 'data-regressed="unreviewed"' in body and "still need a label" in body
+
+
+def test_a_samples_results_are_kept_until_a_label_is_given_withdrawn_or_ruled(
+    acme, labeler, lead, monkeypatch
+):
+    monkeypatch.setattr(health, "RESULTS_SECONDS", 600)
+    for _ in range(10):
+        make_memory(acme, source="email")
+    sample = sampling.draw(tenant=acme, population="unreviewed", by="user:1", precision=0.01)
+    first, second = sample.drawn.order_by("rank")[:2]
+    results.label_record(item=first, labeler=labeler, outcome="false")
+    assert health.health(acme, "unreviewed").newest.overall.wrong == 1
+
+    results.label_record(item=second, labeler=labeler, outcome="false")
+    assert health.health(acme, "unreviewed").newest.overall.wrong == 2
+    results.withdraw_latest(acme, labeler)
+    assert health.health(acme, "unreviewed").newest.overall.wrong == 1
+    results.label_record(item=first, labeler=lead, outcome="true", ruling=True)
+    assert health.health(acme, "unreviewed").newest.overall.wrong == 0
