@@ -34,23 +34,46 @@ ORDINARY_WRONG = 0.03  # the share of other memories a labeler finds not true
 KILLED_TRUE = 0.15  # the share of the automation's kills a labeler finds were true after all
 LABELED_OF_NEWEST = 0.8  # the newest samples are still being labeled
 
+# (kind, subject, the memory, the email it was written from)
 SOUND = [
     (
         "preference",
         "{name}: invoice copies",
         "{name} wants invoice copies sent to their accounts team by email.",
+        "Hi, could you send invoice copies to our accounts team from now on? Thanks, {name}",
     ),
-    ("fact", "{name}: order reference", "{name}'s open order is reference SO-{n:05d}."),
-    ("preference", "{name}: contact hours", "{name} prefers to be contacted before noon."),
-    ("fact", "{name}: return in progress", "{name} has a return open for a damaged {item}."),
+    (
+        "fact",
+        "{name}: order reference",
+        "{name}'s open order is reference SO-{n:05d}.",
+        "Hello, I'm writing about my order SO-{n:05d}, which hasn't arrived yet. {name}",
+    ),
+    (
+        "preference",
+        "{name}: contact hours",
+        "{name} prefers to be contacted before noon.",
+        "Please call me in the mornings if you need anything, I'm out in the afternoons. {name}",
+    ),
+    (
+        "fact",
+        "{name}: return in progress",
+        "{name} has a return open for a damaged {item}.",
+        "The {item} arrived with a cracked lid. I've started a return on your site. Regards, {name}",
+    ),
 ]
+# What a junk-prone store keeps from the same emails.
 JUNK = [
-    ("fact", "{name}: email signature", "{name} is 'Kind regards, {name}, sent from my phone'."),
-    ("preference", "{name}: likes", "{name} likes 'Thanks so much, talk soon!'."),
-    ("fact", "{name}: availability", "{name} is out of office until Monday with limited access to email."),
-    ("fact", "{name}: recalled", "Recalled memory: {name} wants invoice copies sent to their accounts team."),
-    ("preference", "{name}: thread", "{name} prefers 'On Tue, Support wrote: > Your order has shipped'."),
-]
+    ("fact", "{name}: email signature", "{name} is 'Kind regards, {name}, sent from my phone'.",
+     "Thanks for the update!\n\nKind regards,\n{name}\nSent from my phone"),
+    ("preference", "{name}: likes", "{name} likes 'Thanks so much, talk soon!'.",
+     "Thanks so much, talk soon! {name}"),
+    ("fact", "{name}: availability", "{name} is out of office until Monday with limited access to email.",
+     "Automatic reply: I am out of office until Monday with limited access to email. {name}"),
+    ("fact", "{name}: recalled", "Recalled memory: {name} wants invoice copies sent to their accounts team.",
+     "Re: invoices. As agreed, copies to the accounts team. {name}"),
+    ("preference", "{name}: thread", "{name} prefers 'On Tue, Support wrote: > Your order has shipped'.",
+     "Great!\n\nOn Tue, Support wrote:\n> Your order has shipped and should arrive on Thursday."),
+]  # fmt: skip
 ITEMS = ["kettle", "toaster", "blender", "air fryer"]
 
 
@@ -96,11 +119,11 @@ class AuditSeeder:
         )  # fmt: skip
 
     def _write(self, n: int, *, junk: bool) -> None:
-        kind, subject, content = self.rng.choice(JUNK if junk else SOUND)
+        kind, subject, content, email = self.rng.choice(JUNK if junk else SOUND)
         fill = {"name": NAMES[(n * 7) % len(NAMES)], "n": 4100 + n, "item": ITEMS[n % len(ITEMS)]}
         event = event_record(
             tenant=self.tenant, source="email", agent_id=AGENT, user_id=f"cust-{n % 17:02d}",
-            text=f"From: {fill['name']}\nSubject: Re: your order\n\n" + content.format(**fill),
+            text=f"From: {fill['name']}\nSubject: Re: your order\n\n" + email.format(**fill),
         )  # fmt: skip
         memory = memory_write(
             event=event, kind=kind, subject=subject.format(**fill), content=content.format(**fill),
