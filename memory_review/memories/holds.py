@@ -149,7 +149,9 @@ def set_rules(tenant, *, hold_classes, by: str) -> TrustRules:
     if trust.PERSON in hold_classes:
         raise RulesRefused("a person's words cannot be held for their provenance: hold what they say instead")
     with transaction.atomic(), acting_as(by):
-        rules = TrustRules.objects.for_tenant(tenant).select_for_update().first() or TrustRules(tenant=tenant)
+        # Locked without a row limit (Oracle refuses FOR UPDATE with one): one row a tenant.
+        rules = next(iter(TrustRules.objects.for_tenant(tenant).select_for_update()), None)
+        rules = rules or TrustRules(tenant=tenant)
         rules.hold_classes = ",".join(name for name in trust.CLASSES if name in set(hold_classes))
         rules.changed_by, rules.changed_at = by, timezone.now()
         rules.save()

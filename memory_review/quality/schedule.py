@@ -77,7 +77,10 @@ def set_plan(
         if not ok:
             raise PlanRefused(field, f"is {meaning}; got {value}")
     with transaction.atomic(), acting_as(by):
-        plan = AuditPlan.objects.for_tenant(tenant).select_for_update().first() or AuditPlan(tenant=tenant)
+        # Locked without a row limit (Oracle refuses FOR UPDATE with one): one row a tenant.
+        plan = next(iter(AuditPlan.objects.for_tenant(tenant).select_for_update()), None) or AuditPlan(
+            tenant=tenant
+        )
         plan.every_days, plan.precision, plan.confidence = every_days, precision, confidence
         plan.budget, plan.share, plan.changed_by, plan.changed_at = budget, share, by, timezone.now()
         plan.gate_target = gate_target

@@ -195,6 +195,10 @@ GRANT SELECT, INSERT ON MEMORIES_SOURCEEVENT TO MEMORY_APP
 GRANT UPDATE (TEXT, TEXT_HASH, ERASED_AT, AGENT_ID, THREAD_ID, RUN_ID) ON MEMORIES_SOURCEEVENT TO MEMORY_APP
 /
 
+-- memories_trustrules: one row a tenant, changed in place by a lead
+GRANT SELECT, INSERT, UPDATE ON MEMORIES_TRUSTRULES TO MEMORY_APP
+/
+
 -- quality_audititem: the items drawn are written once, with their sample
 GRANT SELECT, INSERT ON QUALITY_AUDITITEM TO MEMORY_APP
 /
@@ -205,8 +209,16 @@ GRANT SELECT, INSERT ON QUALITY_AUDITLABEL TO MEMORY_APP
 GRANT UPDATE (WITHDRAWN_AT, NOTE) ON QUALITY_AUDITLABEL TO MEMORY_APP
 /
 
+-- quality_auditplan: one row a tenant, changed in place by a lead
+GRANT SELECT, INSERT, UPDATE ON QUALITY_AUDITPLAN TO MEMORY_APP
+/
+
 -- quality_auditsample: a sampled audit's draw is written once and sealed
 GRANT SELECT, INSERT ON QUALITY_AUDITSAMPLE TO MEMORY_APP
+/
+
+-- quality_gatechange: the gate's history: a change is a new row
+GRANT SELECT, INSERT ON QUALITY_GATECHANGE TO MEMORY_APP
 /
 
 -- review_claim: claims are released, and kept as the record
