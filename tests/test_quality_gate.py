@@ -173,3 +173,25 @@ def test_a_lead_sets_the_gate_on_the_health_page_and_a_target_out_of_range_is_re
             share=0,
             gate_target=1.0,
         )
+
+
+def test_a_proposal_keeps_what_the_gate_would_have_done_with_its_kills(client, acme, policy, labeler, lead):
+    from memory_review.calibration.models import PolicyProposal
+
+    for _ in range(40):
+        kill(acme, policy, agent_id="careful")
+    audited(acme, labeler)
+    plan(acme, 0.9)
+    kill(acme, policy, agent_id="new-bot")
+    client.force_login(lead)
+
+    client.post(
+        "/t/acme/calibration/propose/",
+        {"contradict_max": "0.45", "mode": "shadow", "reason": "a little bolder", "origin": "typed in"},
+    )
+
+    gate_said = PolicyProposal.objects.get().evidence["gate"]
+    assert gate_said == {
+        "days": 1, "target": 0.9, "votes_read": 41, "capped": False, "kills_alone": 40,
+        "kills_to_a_person": 1,
+    }  # fmt: skip

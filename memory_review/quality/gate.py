@@ -265,3 +265,13 @@ def preview(tenant: Tenant, thresholds, *, days: int, now: datetime | None = Non
         days, plan.gate_target, read, len(rows) > PREVIEW_MOST,
         sorted(((key, alone, held) for key, (alone, held) in counted.items()), key=lambda row: -row[2]),
     )  # fmt: skip
+
+
+def preview_evidence(found: Preview | None) -> dict | None:
+    """What a proposal keeps of the gate's preview (None: no gate when it was proposed)."""
+    if found is None:
+        return None
+    return {
+        "days": found.days, "target": found.target, "votes_read": found.read, "capped": found.capped,
+        "kills_alone": found.alone, "kills_to_a_person": found.held,
+    }  # fmt: skip

@@ -127,7 +127,10 @@ def policy_propose(request: HttpRequest, membership) -> HttpResponse:
         thresholds=candidate,
         mode=form.cleaned_data["mode"],
         reason=form.cleaned_data["reason"],
-        evidence=comparison.evidence(origin=form.cleaned_data["origin"] or "typed in"),
+        evidence={
+            **comparison.evidence(origin=form.cleaned_data["origin"] or "typed in"),
+            "gate": gate.preview_evidence(gate.preview(tenant, candidate, days=gate.period_days(tenant))),
+        },
     )
     messages.success(request, f"Proposal {proposal.pk} is waiting for an admin to adopt it.")
     return redirect("policy-list", tenant.slug)
