@@ -11,6 +11,7 @@ from memory_review.memories import hidden_text, holds
 from memory_review.memories.models import Memory, MemoryStatus
 from memory_review.tenancy.tokens import token_create
 from tests.demo_data import seed_demo
+from tests.factories import make_memory
 
 pytestmark = pytest.mark.django_db
 
@@ -230,3 +231,24 @@ def test_an_ordinary_memory_through_the_api_goes_into_force_unflagged(client, ac
     ).json()
 
     assert (body["status"], body["held_because"], body["hidden_text"]) == ("active", [], [])
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/t/acme/audit/", "/t/acme/audit/memories/{pk}/", "/t/acme/", "/t/acme/review/",
+        "/t/acme/memories/{pk}/",
+    ],
+)
+def test_a_subject_that_hides_text_is_shown_revealed_on_every_page_that_names_it(client, acme, lead, path):
+    """Not only the review card: the trail, the lineage, the home page's latest moves and the
+    queue name the memory by its subject, and none shows the hidden character raw."""
+    from memory_review.lifecycle import Actor, transition
+
+    memory = make_memory(acme, subject=f"refund{ZWSP} limit", content="Refunds up to 40 EUR.")
+    transition(obj=memory, action="flag", actor=Actor.policy("v1"), reason="x", seen_version=1)
+    client.force_login(lead)
+
+    body = client.get(path.format(pk=memory.pk)).content.decode()
+
+    assert "refund" in body and ZWSP not in body and "<mark" in body
