@@ -693,7 +693,53 @@ def build_tenant(slug: str, n: int, seed: int, users: dict, *, burst: bool) -> d
         batch_size=BATCH,
     )
     tallies.recount(tenant)  # the rows went in around the writers that keep the counts
+    write_audits(tenant, users["labelers"][0], now)
     return {"tenant": tenant, "heavy": heavy, "transitions": transitions}
+
+
+def write_audits(tenant: Tenant, labeler, now) -> None:
+    """Twelve labeled daily periods of each sampled-audit population, as the health page reads
+    them: one real draw of each (the app's own, over the whole population), copied back eleven
+    days, every item labeled (about 4% not true), a lead's plan with the gate on."""
+    from memory_review.quality import sampling, schedule
+    from memory_review.quality.models import AuditItem, AuditLabel, AuditSample
+
+    schedule.set_plan(
+        tenant, by="system:bench", every_days=1, precision=0.03, confidence=0.95, budget=2000, share=0.25,
+        gate_target=0.95,
+    )  # fmt: skip
+    rng = random.Random(tenant.pk)
+    for population in ("unreviewed", "decisions"):
+        drawn = sampling.draw(
+            tenant=tenant, population=population, by="system:bench", start=now - timedelta(days=1), end=now
+        )
+        items = list(AuditItem.objects.filter(sample=drawn))
+        for day in range(12):
+            sample = drawn
+            if day:
+                sample = AuditSample.objects.get(pk=drawn.pk)
+                sample.pk, sample.drawn_at = None, drawn.drawn_at - timedelta(days=day)
+                sample.period_end = drawn.period_end - timedelta(days=day)
+                AuditSample.objects.bulk_create([sample])
+                copies = AuditItem.objects.bulk_create(
+                    [AuditItem(tenant=tenant, sample=sample, stratum=i.stratum, memory_id=i.memory_id,
+                               transition_id=i.transition_id, rank=i.rank) for i in items],
+                    batch_size=BATCH,
+                )  # fmt: skip
+            else:
+                copies = items
+            AuditLabel.objects.bulk_create(
+                (
+                    AuditLabel(
+                        tenant=tenant,
+                        item=item,
+                        labeler=labeler,
+                        outcome="false" if rng.random() < 0.04 else "true",
+                    )
+                    for item in copies
+                ),
+                batch_size=BATCH,
+            )
 
 
 def build(n: int, tenants: int) -> None:
@@ -1031,6 +1077,7 @@ def pages(tenant: Tenant, heavy: Memory, token: str) -> dict[str, tuple[str, str
         "calibration": ("lead", f"{t}/calibration/", "derived"),
         "compare": ("lead", f"{t}/calibration/compare/?confirm_min=0.55&contradict_max=0.45", "derived"),
         "policies": ("lead", f"{t}/policies/", "list"),
+        "memory_health": ("lead", f"{t}/health/", "list"),
         # A compliance auditor's
         "audit_first": ("auditor", f"{t}/audit/", "list"),
         "audit_deep": ("auditor", f"{t}/audit/?after={deep_seq}", "list"),
