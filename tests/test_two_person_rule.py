@@ -232,3 +232,45 @@ def test_without_the_rule_one_person_approves_a_held_memory_and_an_ordinary_one_
     approve(client, memory)
     memory.refresh_from_db()
     assert memory.status == "active" and not DualControl.objects.exists()
+
+
+def test_no_one_person_route_puts_a_held_memorys_words_in_force_under_the_rule(
+    client, strict, reviewer, lead, policy
+):
+    """Freezing, rewriting and a later vote were ways round the second approver."""
+    from memory_review.agents import shapes
+    from memory_review.assessments.invalidation import apply_verdicts
+    from tests.factories import judged
+
+    memory = held_memory(strict)
+    client.force_login(lead)
+    frozen = client.post(
+        f"/t/acme/memories/{memory.pk}/act/",
+        {"action": "freeze", "reason": "", "seen_version": memory.row_version, "view": "page"},
+        headers={"HX-Request": "true"},
+    )
+    assert "freezing it would put its words in force" in frozen.content.decode()
+    memory.refresh_from_db()
+    assert memory.status == "needs_review"
+
+    verdict = judged(memory, policy, disposition="confirmed", still_true=0.97)
+    apply_verdicts(verdict.assessment)
+    memory.refresh_from_db()
+    assert memory.status == "needs_review"  # a vote does not release it
+
+    client.force_login(reviewer)
+    client.post(
+        f"/t/acme/memories/{memory.pk}/rewrite/",
+        {
+            "content": memory.content,
+            "reason": "same words",
+            "seen_version": memory.row_version,
+            "view": "page",
+        },
+        headers={"HX-Request": "true"},
+    )
+    successor = Memory.objects.get(
+        superseded_by__isnull=True, subject="payout account", deleted_at__isnull=True
+    )
+    assert successor.pk != memory.pk and successor.status == "needs_review" and shapes.withheld(successor)
+    assert "rewritten from a memory held" in Transition.objects.get(memory=successor, action="hold").reason

@@ -190,7 +190,10 @@ COLUMNS: dict[str, dict[str, tuple[Holds, str]]] = {
     "quality.AuditPlan": {"changed_by": ACTOR},
     "memories.TrustRules": {"hold_classes": CODE, "changed_by": ACTOR},
     "quality.GateChange": {
-        "agent": (NONE, "an agent's name"), "channel": CODE, "kind": CODE, "decision": CODE,
+        "agent": (NONE, "an agent's name"),
+        "channel": CODE,
+        "kind": CODE,
+        "decision": CODE,
         "changed_by": ACTOR,
     },  # fmt: skip
     "quality.AuditLabel": {"note": (TYPED, "a labeler's note, blanked where it quotes them")},

@@ -25,7 +25,7 @@ from memory_review.audit.context import acting_as
 from memory_review.lifecycle import Actor, transition
 
 from . import hidden_text, trust
-from .models import Memory, MemoryStatus, TrustRules
+from .models import HELD, Memory, MemoryStatus, TrustRules
 
 HOLDER = Actor.system("trust")
 
@@ -123,6 +123,12 @@ def hold_if_untrusted(memory: Memory, *, request_id: str | None = None) -> list[
         said.insert(
             0, f"it comes from {trust.WORDS[memory.trust]}, which this tenant has a person check first"
         )
+    hold(memory, said, request_id=request_id)
+    return said
+
+
+def hold(memory: Memory, said: list[str], *, request_id: str | None = None) -> None:
+    """Move a memory in force to review for these reasons (none: nothing to do)."""
     if said and memory.status == MemoryStatus.ACTIVE:
         transition(
             obj=memory,
@@ -132,7 +138,11 @@ def hold_if_untrusted(memory: Memory, *, request_id: str | None = None) -> list[
             seen_version=memory.row_version,
             request_id=request_id,
         )
-    return said
+
+
+def is_held(memory: Memory) -> bool:
+    """Whether a memory waits, held before it was trusted, for a person to approve it."""
+    return memory.status == MemoryStatus.NEEDS_REVIEW and memory.flagged_for == HELD
 
 
 class RulesRefused(ValueError):

@@ -54,7 +54,6 @@ def event_record(
     )
 
 
-@transaction.atomic
 def _trust(event: SourceEvent, written_by: str, supersedes: Memory | None) -> str:
     """Its class (memories/trust.py): the least trusted of its event's and its predecessor's, but
     a person's own words are a person's."""
@@ -64,6 +63,7 @@ def _trust(event: SourceEvent, written_by: str, supersedes: Memory | None) -> st
     return trust.lowest(own, supersedes.trust)
 
 
+@transaction.atomic
 def memory_write(
     *,
     event: SourceEvent,

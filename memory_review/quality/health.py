@@ -63,8 +63,14 @@ class Health:
 
     @property
     def regressed(self) -> Period | None:
-        """The newest period, when it is worse than the one before beyond chance."""
-        return self.trend[-1] if self.trend and self.trend[-1].regressed else None
+        """The newest period with labels, when it is worse than the one before beyond chance: a
+        sample drawn this morning and not labeled yet neither raises nor clears the flag."""
+        labeled = self.labeled
+        return labeled[-1] if labeled and labeled[-1].regressed else None
+
+    @property
+    def labeled(self) -> list[Period]:
+        return [p for p in self.trend if p.estimate.rate is not None]
 
     @property
     def parts_tables(self) -> list[tuple[str, list[Part]]]:
@@ -139,7 +145,8 @@ def health(tenant: Tenant, population: str) -> Health:
     found = None
     for sample in samples:
         found = _results(sample, marks.get(sample.pk))
-        before = trend[-1].estimate if trend else None
+        # Against the newest period before it that has labels (one not labeled yet says nothing).
+        before = next((p.estimate for p in reversed(trend) if p.estimate.rate is not None), None)
         trend.append(Period(sample, found.overall, difference(before, found.overall) if before else None))
     if found is None:
         return Health(population, None, [], [], None, None, [])
@@ -167,7 +174,9 @@ def sentence(h: Health) -> str:
         f"({overall.low:.1%}–{overall.high:.1%}) {verb} wrong"
     )
     if h.worst:
-        said += f"; most of it from {h.worst['agent']}'s {h.worst['channel']} {h.worst['kind']}s"
+        what = f"{h.worst['channel'] or UNNAMED['channel']} {h.worst['kind']}s"
+        agent = h.worst["agent"]
+        said += f"; most of it from {agent}'s {what}" if agent else f"; most of it from {what} no agent named"
         if h.population == Population.DECISIONS:
             said += f" {h.worst['decision']}"
     return said + "."
@@ -182,6 +191,7 @@ def summary(tenant: Tenant) -> dict[str, tuple[float | None, bool]]:
         found = {}
         for population in Population.values:
             h = health(tenant, population)
-            found[population] = (h.newest.overall.rate if h.newest else None, h.regressed is not None)
+            labeled = h.labeled
+            found[population] = (labeled[-1].estimate.rate if labeled else None, h.regressed is not None)
         cache.set(key, found, SUMMARY_SECONDS)
     return found

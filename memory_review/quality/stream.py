@@ -11,6 +11,7 @@ An item is handed out while it has no standing label, from the newest sample fir
 order within it: a prefix of the ranks is a random subsample of every stratum (each stratum's
 items are its lowest ranks), so the estimates stay honest however far the labeling got."""
 
+import hashlib
 from dataclasses import dataclass
 
 from django.db import transaction
@@ -30,6 +31,7 @@ OUTCOMES: tuple[tuple[str, str], ...] = (
 )
 QUESTION = "Is this memory true, given its evidence?"
 NOTE_MAX = 500
+SPREAD = 12  # the waiting items at the front that labelers are spread over
 
 
 class AuditLabelError(ValueError):
@@ -53,10 +55,26 @@ def waiting(tenant: Tenant) -> QuerySet:
     return labelable(tenant).filter(~Exists(labeled))
 
 
-def next_item(tenant: Tenant, skipped=()) -> AuditItem | None:
-    """The next item to label: the newest sample first, its items in rank order."""
+def next_item(tenant: Tenant, labeler, skipped=()) -> AuditItem | None:
+    """The next item to label: the newest sample first, its items in rank order. Of the SPREAD
+    lowest-ranked waiting items, each labeler takes a different one (by a hash of who they are and
+    the item), so two people labeling at once rarely answer the same item twice; the labeled
+    items stay within SPREAD of the rank order's front, a random subsample of each stratum."""
     found = waiting(tenant).exclude(pk__in=list(skipped)).order_by("-sample_id", "rank", "pk")
-    return found.select_related("memory__source_event", "transition__verdict__event").first()
+    front = list(found.values_list("pk", "sample_id")[:SPREAD])
+    if not front:
+        return None
+    newest = front[0][1]
+    mine = min((pk for pk, sample in front if sample == newest), key=lambda pk: _spread(labeler.pk, pk))
+    return (
+        AuditItem.objects.filter(pk=mine)
+        .select_related("memory__source_event", "transition__verdict__event")
+        .get()
+    )
+
+
+def _spread(labeler_pk: int, item_pk: int) -> str:
+    return hashlib.sha256(f"{labeler_pk}:{item_pk}".encode()).hexdigest()
 
 
 def get_item(tenant: Tenant, pk: int) -> AuditItem:
@@ -69,12 +87,12 @@ def get_item(tenant: Tenant, pk: int) -> AuditItem:
     return found
 
 
-def audit_turn(tenant: Tenant, labeler, *, threshold_items_left: bool) -> bool:
+def audit_turn(tenant: Tenant, labeler, *, threshold_items_left: bool, skipped=()) -> bool:
     """Whether the labeler's next item should be an audit item: while their audit labels are
-    fewer than the plan's share of all their labels, and one is waiting (always, when no
-    threshold item is left, and never at a share of 0)."""
+    fewer than the plan's share of all their labels, and one they have not skipped is waiting
+    (always, when no threshold item is left, and never at a share of 0)."""
     share = schedule.plan_of(tenant).share
-    if share <= 0 or not waiting(tenant).exists():
+    if share <= 0 or not waiting(tenant).exclude(pk__in=list(skipped)).exists():
         return False
     if not threshold_items_left or share >= 1:
         return True

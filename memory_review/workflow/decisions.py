@@ -11,7 +11,8 @@ from memory_review.assessments.models import Disposition, Verdict
 from memory_review.audit.models import Transition
 from memory_review.compliance.dual_control import request_approve, request_forget
 from memory_review.lifecycle import MEMORY_MOVES, Actor, LifecycleError, StaleVersion, permits, transition
-from memory_review.memories.models import HELD, Memory, MemoryLink, MemoryStatus
+from memory_review.memories import holds
+from memory_review.memories.models import Memory, MemoryLink, MemoryStatus
 from memory_review.memories.services import memory_forget, memory_write
 from memory_review.tenancy.names import actor_names
 
@@ -137,7 +138,12 @@ def memory_decide(
         if ttl is not KEEP:
             Memory.objects.filter(pk=row.pk).update(valid_until=ttl)
             reason += said
-    if action == "approve" and row.flagged_for == HELD and row.tenant.two_person_rule:
+    if action == "freeze" and holds.is_held(row) and row.tenant.two_person_rule:
+        raise LifecycleError(
+            "it was held before it was trusted, and freezing it would put its words in force: under the "
+            "two-person rule, approve it (a second lead or admin confirms), rewrite it or forget it"
+        )
+    if action == "approve" and holds.is_held(row) and row.tenant.two_person_rule:
         request = request_approve(memory=row, reason=reason, seen_version=seen_version, by=user)
         return Outcome(
             memory=memory,
@@ -211,6 +217,7 @@ def memory_rewrite(
         raise ReasonRequired("a rewrite needs the corrected text")
     ttl, said = _new_ttl(row, valid_until, "rewrite")
     actor = Actor.user(user)
+    was_held = holds.is_held(row) and row.tenant.two_person_rule
     successor = memory_write(
         event=evidence_for_rewrite(row),
         kind=row.kind,
@@ -228,6 +235,10 @@ def memory_rewrite(
         link_origin=MemoryLink.Origin.REVIEWER,
         request_id=request_id,
     )
+    if was_held:
+        # One person's rewrite of a held memory is not a second person's approval: it waits too.
+        holds.hold(successor, ["rewritten from a memory held before it was trusted, so under the two-person "
+                               "rule a second lead or admin approves it"], request_id=request_id)  # fmt: skip
     claims_end_on_decision(memory=memory, by=user, action="rewrite")
     return Outcome(
         memory=memory,

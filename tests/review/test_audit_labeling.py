@@ -144,3 +144,29 @@ def test_an_auditor_cannot_label_audit_items(client, auditor, sample):
     client.force_login(auditor)
     key = f"a{sample.drawn.first().pk}"
     assert client.post("/t/acme/labels/record/", {"item": key, "outcome": "true"}).status_code == 403
+
+
+def test_two_labelers_at_once_are_handed_different_audit_items(client, acme, labeler, sample):
+    from tests.factories import make_user
+
+    other = make_user("acme-labeler-2", acme, "labeler")
+    seen = set()
+    for person in (labeler, other):
+        client.force_login(person)
+        seen.add(shown(client.get("/t/acme/labels/?kind=audit")))
+    assert len(seen) == 2
+
+
+def test_skipping_the_last_audit_item_gives_back_the_verdicts(client, acme, labeler, votes):
+    memory = make_memory(acme, subject="one")
+    transition(obj=memory, action="contradict", actor=Actor.policy("v1"), reason="x", seen_version=1)
+    one = sampling.draw(tenant=acme, population="decisions", by="user:1", precision=0.2)
+    assert one.items == 1
+    client.force_login(labeler)
+    first = shown(client.get("/t/acme/labels/"))
+    assert first.startswith("a")  # no labels yet: the share asks for an audit item
+
+    after = client.post("/t/acme/labels/skip/", {"item": first, "kind": "verdict"}, **HTMX)
+
+    assert shown(after).startswith("v")  # not "nothing left"
+    assert shown(client.get("/t/acme/labels/")).startswith("v")

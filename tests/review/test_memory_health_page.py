@@ -227,3 +227,21 @@ def test_a_samples_results_are_kept_until_a_label_is_given_withdrawn_or_ruled(
     assert health.health(acme, "unreviewed").newest.overall.wrong == 1
     results.label_record(item=first, labeler=lead, outcome="true", ruling=True)
     assert health.health(acme, "unreviewed").newest.overall.wrong == 0
+
+
+def test_a_new_sample_not_yet_labeled_neither_raises_nor_clears_the_flag(client, periods, acme):
+    third = sampling.draw(tenant=acme, population="unreviewed", by="system:audit-schedule", precision=0.01)
+    found = health.health(acme, "unreviewed")
+    assert found.trend[-1].sample == third and found.trend[-1].estimate.rate is None
+    assert found.regressed is not None and found.regressed.sample == periods[1]
+    assert health.summary(acme)["unreviewed"] == (pytest.approx(0.4), True)
+
+
+def test_a_stratum_without_an_agent_is_named_in_words(acme, labeler):
+    for _ in range(5):
+        make_memory(acme, source="email", kind="preference")
+    sample = sampling.draw(tenant=acme, population="unreviewed", by="user:1", precision=0.01)
+    labeled(sample, labeler, {"email": 2})
+    assert health.sentence(health.health(acme, "unreviewed")).endswith(
+        "most of it from email preferences no agent named."
+    )

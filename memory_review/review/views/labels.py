@@ -39,6 +39,10 @@ def _skips_key(membership, kind: str) -> str:
     return f"label-skips:{membership.tenant_id}:{kind}"
 
 
+def _audit_skips(request: HttpRequest, membership) -> list[int]:
+    return request.session.get(_skips_key(membership, AUDIT), [])
+
+
 def _last_key(membership) -> str:
     return f"label-last:{membership.tenant_id}"
 
@@ -49,7 +53,11 @@ def _panel(request: HttpRequest, membership, kind: str, *, show: str | None = No
         _audit_pk(show) is not None
         or kind == AUDIT
         or (
-            kind == labeling.VERDICT and not show and stream.audit_turn(tenant, me, threshold_items_left=True)
+            kind == labeling.VERDICT
+            and not show
+            and stream.audit_turn(
+                tenant, me, threshold_items_left=True, skipped=_audit_skips(request, membership)
+            )
         )
     ):
         return _audit_panel(request, membership, kind, show=_audit_pk(show), status=status)
@@ -68,7 +76,9 @@ def _panel(request: HttpRequest, membership, kind: str, *, show: str | None = No
         if (
             ref is None
             and kind == labeling.VERDICT
-            and stream.audit_turn(tenant, me, threshold_items_left=False)
+            and stream.audit_turn(
+                tenant, me, threshold_items_left=False, skipped=_audit_skips(request, membership)
+            )
         ):
             return _audit_panel(request, membership, kind, status=status)
     return page(
@@ -99,7 +109,7 @@ def _audit_panel(request: HttpRequest, membership, tab: str, *, show: int | None
         if item is not None and item.labels.filter(labeler=me, withdrawn_at__isnull=True).exists():
             item = None
     if item is None:
-        item = stream.next_item(tenant, request.session.get(_skips_key(membership, AUDIT), []))
+        item = stream.next_item(tenant, me, _audit_skips(request, membership))
     return page(
         request,
         membership,
