@@ -236,7 +236,10 @@ def test_an_ordinary_memory_through_the_api_goes_into_force_unflagged(client, ac
 @pytest.mark.parametrize(
     "path",
     [
-        "/t/acme/audit/", "/t/acme/audit/memories/{pk}/", "/t/acme/", "/t/acme/review/",
+        "/t/acme/audit/",
+        "/t/acme/audit/memories/{pk}/",
+        "/t/acme/",
+        "/t/acme/review/",
         "/t/acme/memories/{pk}/",
     ],
 )

@@ -195,3 +195,16 @@ def test_a_proposal_keeps_what_the_gate_would_have_done_with_its_kills(client, a
         "days": 1, "target": 0.9, "votes_read": 41, "capped": False, "kills_alone": 40,
         "kills_to_a_person": 1,
     }  # fmt: skip
+
+
+def test_the_health_page_says_how_many_of_the_decisions_were_kills_held_for_a_person(acme, policy, labeler):
+    from memory_review.quality import health
+
+    plan(acme, 0.9)
+    for _ in range(3):
+        kill(acme, policy, agent_id="bot")
+    audited(acme, labeler)
+    said = health.sentence(health.health(acme, "decisions"))
+    assert said.startswith(
+        "Of 3 automatic decisions (3 of them kills held for a person: the policy's judgment"
+    )

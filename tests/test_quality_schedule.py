@@ -113,3 +113,25 @@ def test_the_draw_now_task_draws_as_the_plan_says_for_the_lead_who_asked(acme, m
     assert tasks.draw(acme.pk, "unreviewed", "user:9") == 5  # the budget caps the one stratum of 8
     sample = AuditSample.objects.for_tenant(acme).get()
     assert (sample.drawn_by, sample.budget, sample.confidence) == ("user:9", 5, 0.9)
+
+
+def test_a_tenant_already_drawing_is_passed_over_and_one_tenants_failure_stops_no_other(
+    acme, globex, memories, monkeypatch
+):
+    make_memory(globex)
+    with schedule.drawing(acme) as mine:
+        assert mine
+        assert schedule.draw_due() == 2  # globex's two; acme's draw runs elsewhere
+        assert tasks.draw(acme.pk, "unreviewed", "user:9") == 0  # "Draw now" waits its turn too
+    assert not AuditSample.objects.filter(tenant=acme).exists()
+
+    real = schedule.draw_for
+
+    def failing(tenant, population, **kwargs):
+        if tenant == acme:
+            raise RuntimeError("the database went away")
+        return real(tenant, population, **kwargs)
+
+    monkeypatch.setattr(schedule, "draw_for", failing)
+    later = timezone.now() + timedelta(days=1)
+    assert schedule.draw_due(later) == 2  # globex drawn again, acme's failure logged

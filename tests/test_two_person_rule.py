@@ -274,3 +274,13 @@ def test_no_one_person_route_puts_a_held_memorys_words_in_force_under_the_rule(
     )
     assert successor.pk != memory.pk and successor.status == "needs_review" and shapes.withheld(successor)
     assert "rewritten from a memory held" in Transition.objects.get(memory=successor, action="hold").reason
+
+
+def test_an_approval_waiting_does_not_stop_a_lead_asking_to_forget_the_memory(client, strict, reviewer, lead):
+    memory = held_memory(strict)
+    client.force_login(reviewer)
+    approve(client, memory)
+    client.force_login(lead)
+    asked = forget(client, memory)
+    assert "already waiting" not in asked.content.decode()
+    assert set(DualControl.objects.values_list("kind", flat=True)) == {"approve", "forget"}

@@ -45,7 +45,7 @@ def request_erasure(*, tenant: Tenant, user_id: str, reason: str, by) -> DualCon
 def request_forget(*, memory: Memory, reason: str, seen_version: int, by) -> DualControl:
     if not (reason or "").strip():
         raise DualControlError("forgetting needs a reason: it is kept in the audit trail")
-    if pending(memory.tenant).filter(memory=memory).exists():
+    if pending(memory.tenant).filter(memory=memory, kind=DualControl.Kind.FORGET).exists():
         raise DualControlError("forgetting this memory is already waiting for a second person")
     return _ask(
         tenant=memory.tenant, kind=DualControl.Kind.FORGET, memory=memory, seen_version=seen_version,
@@ -53,8 +53,11 @@ def request_forget(*, memory: Memory, reason: str, seen_version: int, by) -> Dua
     )  # fmt: skip
 
 
+@transaction.atomic
 def request_approve(*, memory: Memory, reason: str, seen_version: int, by) -> DualControl:
-    """Approving a held memory: its words reach agents only once a second person agrees."""
+    """Approving a held memory: its words reach agents only once a second person agrees. The
+    memory's row is locked first, so two people asking at once make one request."""
+    list(Memory.objects.select_for_update().filter(pk=memory.pk).values_list("pk", flat=True))
     if pending(memory.tenant).filter(memory=memory, kind=DualControl.Kind.APPROVE).exists():
         raise DualControlError("approving this memory is already waiting for a second person")
     return _ask(

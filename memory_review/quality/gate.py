@@ -29,7 +29,7 @@ from datetime import datetime, timedelta
 from django.db import transaction
 from django.utils import timezone
 
-from memory_review.assessments.models import Verdict
+from memory_review.assessments.models import Assessment, Verdict
 from memory_review.assessments.policy import decide, policy_action
 from memory_review.audit.context import acting_as
 from memory_review.tenancy.models import Tenant
@@ -247,6 +247,7 @@ def preview(tenant: Tenant, thresholds, *, days: int, now: datetime | None = Non
         Verdict.objects.for_tenant(tenant)
         .filter(created_at__gt=now - timedelta(days=days), created_at__lte=now, still_true__isnull=False)
         .filter(bears__isnull=False)
+        .exclude(assessment__model_name=Assessment.REPLAYED_MODEL)  # copies: each vote counts once
         .order_by("-created_at")
         .values_list(*votes, "event__source", "memory__agent_id", "memory__channel", "memory__kind")
     )[: PREVIEW_MOST + 1]
@@ -254,7 +255,10 @@ def preview(tenant: Tenant, thresholds, *, days: int, now: datetime | None = Non
     read = 0
     for row in rows[:PREVIEW_MOST]:
         read += 1
-        said = decide(dict(zip(votes, row[:6], strict=True)), policy=thresholds)
+        # A vote left out (None) counts as 0, as the stored replay counts it (calibration/stored.py).
+        said = decide(
+            {name: value or 0.0 for name, value in zip(votes, row[:6], strict=True)}, policy=thresholds
+        )
         action, _ = policy_action(said, source=row[6], policy=thresholds)
         if action not in GATED:
             continue

@@ -169,8 +169,12 @@ def sentence(h: Health) -> str:
     if overall.rate is None:
         return f"{h.newest.sample.items:,} {h.words} were drawn; none is labeled yet."
     verb = "are" if h.population == Population.UNREVIEWED else "were"
+    held = sum(s["population"] for s in h.newest.sample.strata if s["key"]["decision"].endswith("(held)"))
+    words = h.words + (
+        f" ({held:,} of them kills held for a person: the policy's judgment all the same)" if held else ""
+    )
     said = (
-        f"Of {overall.population:,} {h.words}, an estimated {overall.rate:.1%} "
+        f"Of {overall.population:,} {words}, an estimated {overall.rate:.1%} "
         f"({overall.low:.1%}–{overall.high:.1%}) {verb} wrong"
     )
     if h.worst:

@@ -125,7 +125,11 @@ def _source(tenant: Tenant, population: str, start: datetime | None, end: dateti
     if start is not None:
         rows = rows.filter(created_at__gt=start)
     decision = Case(
-        *(When(action="flag", verdict__disposition=said, then=Value(word)) for said, word in HELD.items()),
+        # Cast: Oracle refuses a CASE mixing a bound string with an NVARCHAR2 column (ORA-12704).
+        *(
+            When(action="flag", verdict__disposition=said, then=Cast(Value(word), CharField(max_length=24)))
+            for said, word in HELD.items()
+        ),
         default=F("action"), output_field=CharField(),
     )  # fmt: skip
     return rows.annotate(

@@ -20,5 +20,8 @@ def draw_due() -> int:
 @shared_task(name=DRAW_TASK)
 def draw(tenant_id: int, population: str, by: str) -> int:
     """A lead's "Draw now", run by a worker (a draw reads the whole population); the items drawn."""
-    with tenant_context(tenant_id), acting_as(by):
-        return schedule.draw_for(Tenant.objects.get(pk=tenant_id), population, by=by).items
+    tenant = Tenant.objects.get(pk=tenant_id)
+    with tenant_context(tenant_id), acting_as(by), schedule.drawing(tenant) as mine:
+        if not mine:
+            return 0  # another draw of this tenant's runs now: this one would take the same period
+        return schedule.draw_for(tenant, population, by=by).items
