@@ -98,3 +98,18 @@ def test_nothing_labeled_yet_is_no_estimate(sample):
 
     assert found.overall.rate is None and all(r.estimate.rate is None for r in found.strata)
     assert sum(r.unlabeled for r in found.strata) == sample.items
+
+
+def test_an_item_whose_memory_was_forgotten_since_no_longer_waits_for_a_label(sample, people):
+    from memory_review.lifecycle import Actor
+    from memory_review.memories.services import memory_forget
+
+    item = items(sample, 0)[0]
+    memory_forget(
+        memory=item.memory, actor=Actor("user", "3"), reason="asked", seen_version=item.memory.row_version
+    )
+
+    found = results.results(sample)
+
+    row = found.strata[0]
+    assert row.gone == 1 and row.unlabeled == row.drawn - 1

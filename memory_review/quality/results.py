@@ -79,10 +79,12 @@ class StratumResult:
     estimate: Estimate
     drawn: int
     disputed: int  # labeled, waiting for a lead's ruling
+    gone: int = 0  # unlabeled, and never to be: the memory was forgotten or its source erased since
 
     @property
     def unlabeled(self) -> int:
-        return self.drawn - self.estimate.sampled - self.disputed
+        """Items that still need a label (and can still get one)."""
+        return self.drawn - self.estimate.sampled - self.disputed - self.gone
 
 
 @dataclass(frozen=True)
@@ -94,22 +96,28 @@ class Results:
 
 def results(sample: AuditSample) -> Results:
     """Each stratum's estimate from the items ruled so far, and the population's (two queries)."""
-    items = list(AuditItem.objects.filter(sample=sample).only("pk", "stratum"))
+    items = list(
+        AuditItem.objects.filter(sample=sample).values_list(
+            "pk", "stratum", "memory__deleted_at", "memory__source_event__erased_at"
+        )
+    )
     labels: dict[int, list[AuditLabel]] = {}
     for label in AuditLabel.objects.filter(item__sample=sample).only(
         "pk", "item_id", "outcome", "adjudicated", "withdrawn_at"
     ):
         labels.setdefault(label.item_id, []).append(label)
-    counts = [{"drawn": 0, "ruled": 0, "wrong": 0, "disputed": 0} for _ in sample.strata]
-    for item in items:
-        count = counts[item.stratum]
+    counts = [{"drawn": 0, "ruled": 0, "wrong": 0, "disputed": 0, "gone": 0} for _ in sample.strata]
+    for pk, stratum, forgotten, erased in items:
+        count = counts[stratum]
         count["drawn"] += 1
-        said = ruling(labels.get(item.pk, []))
+        said = ruling(labels.get(pk, []))
         if said is not None:
             count["ruled"] += 1
-            count["wrong"] += wrong(sample.strata[item.stratum]["key"]["decision"], said)
-        elif labels.get(item.pk):
-            count["disputed"] += any(label.withdrawn_at is None for label in labels[item.pk])
+            count["wrong"] += wrong(sample.strata[stratum]["key"]["decision"], said)
+        elif any(label.withdrawn_at is None for label in labels.get(pk, [])):
+            count["disputed"] += 1
+        elif forgotten or erased:
+            count["gone"] += 1
     strata = [
         Stratum(tuple(listed["key"].values()), listed["population"], count["ruled"], count["wrong"])
         for listed, count in zip(sample.strata, counts, strict=True)
@@ -119,8 +127,12 @@ def results(sample: AuditSample) -> Results:
         overall=stratified_estimate(strata, sample.confidence),
         strata=[
             StratumResult(
-                listed["key"], stratum_estimate(stratum, sample.confidence), count["drawn"], count["disputed"]
-            )
+                listed["key"],
+                stratum_estimate(stratum, sample.confidence),
+                count["drawn"],
+                count["disputed"],
+                count["gone"],
+            )  # fmt: skip
             for listed, stratum, count in zip(sample.strata, strata, counts, strict=True)
         ],
     )
