@@ -140,3 +140,11 @@ def test_labels_needed_for_a_precision():
 def test_a_stratum_that_cannot_be_is_refused_by_name():
     with pytest.raises(ValueError, match=r"stratum \('email',\): needs 0 <= wrong \(5\) <= sampled \(4\)"):
         Stratum(("email",), 100, 4, 5)
+
+
+def test_no_label_wrong_over_many_strata_gives_a_narrow_interval_not_zero_to_one():
+    """Korn and Graubard take n* = n when no label is wrong: one-label strata's variance once
+    made p(1 - p) / var zero there, and the channel with 82 right labels read 0%-100%."""
+    strata = [Stratum((k,), 10, 1, 0) for k in range(20)] + [Stratum(("big",), 500, 62, 0)]
+    found = stratified_estimate(strata)
+    assert found.rate == 0 and found.low == 0 and found.high == pytest.approx(1 - 0.025 ** (1 / 82))

@@ -166,9 +166,10 @@ def stratified_estimate(strata: Iterable[Stratum], confidence: float = CONFIDENC
             variance += share**2 * kept * p * (1 - p) / (s.sampled - 1)
         else:  # one label says nothing of its spread: the most a rate can have, p(1 - p) <= 1/4
             variance += share**2 * kept * 0.25
-    if variance > 0:
+    if variance > 0 and 0 < rate < 1:
         effective = min(rate * (1 - rate) / variance, sampled)
     else:  # every label right, or every label wrong (or whole strata labeled): as many as were labeled
+        # (Korn and Graubard's rule: p(1 - p) / var is 0 there, and would give the interval [0, 1])
         effective = sampled
     low, high = clopper_pearson(rate * effective, effective, confidence)
     return Estimate(rate, low, high, population, sampled, wrong)
