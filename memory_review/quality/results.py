@@ -13,6 +13,7 @@ never splits into half an error. Withdrawn labels do not count."""
 from dataclasses import dataclass
 
 from django.db import transaction
+from django.db.models import Count, Min, Q
 
 from memory_review.audit.context import acting_as
 from memory_review.calibration.labeling import withdraw_newest
@@ -136,3 +137,31 @@ def results(sample: AuditSample) -> Results:
             for listed, stratum, count in zip(sample.strata, strata, counts, strict=True)
         ],
     )
+
+
+DISPUTES_SHOWN = 20
+
+
+def disputes(samples, *, most: int = DISPUTES_SHOWN) -> list[tuple[AuditItem, list[AuditLabel]]]:
+    """Items of these samples whose labelers disagree and no lead has ruled on, oldest label
+    first, with their standing labels: what the health page asks a lead to rule on. One grouped
+    query over the labels, then the few items found."""
+    standing = AuditLabel.objects.filter(item__sample__in=list(samples), withdrawn_at__isnull=True)
+    split = (
+        standing.values("item")
+        .annotate(
+            outcomes=Count("outcome", distinct=True),
+            ruled=Count("pk", filter=Q(adjudicated=True)),
+            first=Min("pk"),
+        )
+        .filter(outcomes__gt=1, ruled=0)
+        .order_by("first")
+        .values_list("item", flat=True)[:most]
+    )
+    found = list(split)
+    items = AuditItem.objects.filter(pk__in=found).select_related("memory")
+    labels: dict[int, list[AuditLabel]] = {}
+    for label in standing.filter(item__in=found).select_related("labeler").order_by("pk"):
+        labels.setdefault(label.item_id, []).append(label)
+    by_pk = {item.pk: item for item in items}
+    return [(by_pk[pk], labels.get(pk, [])) for pk in found if pk in by_pk]

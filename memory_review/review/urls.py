@@ -110,6 +110,7 @@ urlpatterns = [
     path("t/<slug:slug>/health/plan/", memory_health.plan_set, name="memory-health-plan"),
     path("t/<slug:slug>/health/draw/", memory_health.draw_now, name="memory-health-draw"),
     path("t/<slug:slug>/health/trust/", memory_health.trust_set, name="memory-health-trust"),
+    path("t/<slug:slug>/health/rule/", memory_health.rule, name="memory-health-rule"),
     path(
         "t/<slug:slug>/calibration/replay-set.jsonl", calibration.replay_set_export, name="replay-set-export"
     ),

@@ -245,3 +245,30 @@ def test_a_stratum_without_an_agent_is_named_in_words(acme, labeler):
     assert health.sentence(health.health(acme, "unreviewed")).endswith(
         "most of it from email preferences no agent named."
     )
+
+
+def test_a_lead_rules_on_an_item_its_labelers_disagree_on_and_it_counts(client, acme, labeler, lead):
+    from memory_review.tenancy.models import Role
+
+    other = make_user("acme-labeler-2", acme, Role.LABELER)
+    for _ in range(4):
+        make_memory(acme, source="email")
+    sample = sampling.draw(tenant=acme, population="unreviewed", by="user:1", precision=0.01)
+    item = sample.drawn.order_by("rank").first()
+    results.label_record(item=item, labeler=labeler, outcome="true")
+    results.label_record(item=item, labeler=other, outcome="false", note="the address is old")
+    client.force_login(lead)
+    body = client.get("/t/acme/health/").content.decode()
+    assert f'data-dispute="{item.pk}"' in body and "the address is old" in body
+    assert health.health(acme, "unreviewed").newest.strata[0].disputed == 1
+
+    ruled = client.post("/t/acme/health/rule/", {"item": item.pk, "outcome": "false"})
+
+    assert ruled.status_code == 302
+    found = health.health(acme, "unreviewed").newest
+    assert found.strata[0].disputed == 0 and found.overall.wrong == 1
+    assert f'data-dispute="{item.pk}"' not in client.get("/t/acme/health/").content.decode()
+    refused = client.post("/t/acme/health/rule/", {"item": item.pk, "outcome": "maybe"}, follow=True)
+    assert "Nothing was ruled: an audit label is one of true, false" in refused.content.decode()
+    client.force_login(other)
+    assert client.post("/t/acme/health/rule/", {"item": item.pk, "outcome": "true"}).status_code == 403

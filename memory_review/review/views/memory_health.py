@@ -9,12 +9,13 @@ from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
+from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from memory_review.memories import holds, trust
 from memory_review.memories.models import HELD, Memory, MemoryStatus, TrustRules
-from memory_review.quality import health, schedule
-from memory_review.quality.models import Population
+from memory_review.quality import health, results, schedule
+from memory_review.quality.models import AuditItem, Population
 from memory_review.quality.tasks import DRAW_TASK
 
 from .. import health_charts
@@ -74,6 +75,7 @@ def _page(request: HttpRequest, membership, *, form=None, trust_form=None, statu
         held=list(held.order_by("-flagged_at", "-pk")[:HELD_SHOWN]), held_count=held.count_up_to(999),
         plan=plan, form=form or PlanForm(initial=_initial(plan)), chart_least=health_charts.LEAST,
         rules=rules, trust_form=trust_form or TrustForm(initial={"hold": rules.held if rules else []}),
+        disputes=results.disputes([p.sample for h in found for p in h.trend]) if membership.can_lead else [],
     )  # fmt: skip
 
 
@@ -131,3 +133,30 @@ def trust_set(request: HttpRequest, membership) -> HttpResponse:
     held = ", ".join(trust.WORDS[name] for name in form.cleaned_data["hold"]) or "no class"
     messages.success(request, f"From now on a memory from {held} waits for a person before agents read it.")
     return redirect("memory-health", membership.tenant.slug)
+
+
+@require_POST
+@tenant_view
+def rule(request: HttpRequest, membership) -> HttpResponse:
+    """A lead's ruling on an audit item its labelers disagree on: it decides the item."""
+    require_lead(membership)
+    item = AuditItem.objects.for_tenant(membership.tenant).filter(pk=_pk(request.POST.get("item"))).first()
+    if item is None:
+        messages.error(request, "Nothing was ruled: no such audit item here.")
+        return redirect("memory-health", membership.tenant.slug)
+    try:
+        results.label_record(
+            item=item, labeler=request.user, outcome=request.POST.get("outcome", ""),
+            note=request.POST.get("note", ""), ruling=True,
+        )  # fmt: skip
+    except results.LabelError as error:
+        messages.error(request, f"Nothing was ruled: {error}")
+    else:
+        messages.success(
+            request, f"Ruled on audit item a{item.pk}: the labelers' answers are kept beside it."
+        )
+    return redirect(reverse("memory-health", args=[membership.tenant.slug]) + "#disputes-title")
+
+
+def _pk(value: str | None) -> int | None:
+    return int(value) if value and value.isdigit() and len(value) < 19 else None
