@@ -131,8 +131,11 @@ def transition(
     seen_version: int,
     verdict: Verdict | None = None,
     request_id: str | None = None,
+    flagged_for: str | None = None,
 ) -> Transition:
-    """Move `obj` by `action` on behalf of `actor`. Updates `obj` in place on success."""
+    """Move `obj` by `action` on behalf of `actor`. Updates `obj` in place on success.
+    `flagged_for`: what sent it back to review, where the caller knows better than the move (an
+    undo that reopens a memory held before it was trusted: `held` again)."""
     moves = moves_for(obj)
     if (actor.kind, action) not in moves:
         raise IllegalTransition(f"{actor.kind} actors cannot {_words(action)} a {_noun(obj)}")
@@ -157,7 +160,7 @@ def transition(
             if target == M.NEEDS_REVIEW:
                 # What the review queue orders and filters by: when, and for what.
                 row.flagged_at = now
-                row.flagged_for = (
+                row.flagged_for = flagged_for or (
                     verdict.disposition if verdict is not None else HELD if action == "hold" else actor.kind
                 )
                 changed += ["flagged_at", "flagged_for"]

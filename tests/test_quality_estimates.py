@@ -148,3 +148,9 @@ def test_no_label_wrong_over_many_strata_gives_a_narrow_interval_not_zero_to_one
     strata = [Stratum((k,), 10, 1, 0) for k in range(20)] + [Stratum(("big",), 500, 62, 0)]
     found = stratified_estimate(strata)
     assert found.rate == 0 and found.low == 0 and found.high == pytest.approx(1 - 0.025 ** (1 / 82))
+
+
+def test_no_label_wrong_in_a_huge_stratum_with_one_label_stays_wide():
+    """A tiny, well-labeled stratum must not make a huge one with a single label look precise."""
+    found = stratified_estimate([Stratum(("A",), 1_000_000, 1, 0), Stratum(("B",), 10_000, 82, 0)])
+    assert found.rate == 0 and found.high > 0.9

@@ -5,6 +5,7 @@ population when it is due, the decisions over periods that follow one another.""
 from datetime import timedelta
 
 import pytest
+from celery.exceptions import Retry
 from django.utils import timezone
 
 from memory_review.audit import verification
@@ -122,7 +123,8 @@ def test_a_tenant_already_drawing_is_passed_over_and_one_tenants_failure_stops_n
     with schedule.drawing(acme) as mine:
         assert mine
         assert schedule.draw_due() == 2  # globex's two; acme's draw runs elsewhere
-        assert tasks.draw(acme.pk, "unreviewed", "user:9") == 0  # "Draw now" waits its turn too
+        with pytest.raises(Retry):  # "Draw now" waits its turn too
+            tasks.draw(acme.pk, "unreviewed", "user:9")
     assert not AuditSample.objects.filter(tenant=acme).exists()
 
     real = schedule.draw_for

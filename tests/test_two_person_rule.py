@@ -184,7 +184,7 @@ def test_approving_a_held_memory_takes_two_people_and_agents_get_its_words_only_
 
     asked = approve(client, memory, reason="checked with the customer")
 
-    assert "approving it waits for a second lead or admin" in asked.content.decode()
+    assert "so to approve it (its words in force) waits for a second lead or admin" in asked.content.decode()
     memory.refresh_from_db()
     assert memory.status == "needs_review" and shapes.withheld(memory)
     request = DualControl.objects.get(kind="approve")
@@ -249,9 +249,9 @@ def test_no_one_person_route_puts_a_held_memorys_words_in_force_under_the_rule(
         {"action": "freeze", "reason": "", "seen_version": memory.row_version, "view": "page"},
         headers={"HX-Request": "true"},
     )
-    assert "freezing it would put its words in force" in frozen.content.decode()
+    assert "so to freeze it (its words in force) waits for a second lead" in frozen.content.decode()
     memory.refresh_from_db()
-    assert memory.status == "needs_review"
+    assert memory.status == "needs_review" and DualControl.objects.get().change == {"action": "freeze"}
 
     verdict = judged(memory, policy, disposition="confirmed", still_true=0.97)
     apply_verdicts(verdict.assessment)
@@ -284,3 +284,55 @@ def test_an_approval_waiting_does_not_stop_a_lead_asking_to_forget_the_memory(cl
     asked = forget(client, memory)
     assert "already waiting" not in asked.content.decode()
     assert set(DualControl.objects.values_list("kind", flat=True)) == {"approve", "forget"}
+
+
+def act(client, memory, action, reason="checked"):
+    memory.refresh_from_db()
+    return client.post(
+        f"/t/acme/memories/{memory.pk}/act/",
+        {"action": action, "reason": reason, "seen_version": memory.row_version, "view": "page"},
+        headers={"HX-Request": "true"},
+    )
+
+
+def test_killing_a_held_memory_and_restoring_it_takes_a_second_person_too(client, strict, lead):
+    from memory_review.agents import shapes
+    from tests.factories import make_user
+
+    memory = held_memory(strict)
+    client.force_login(lead)
+    act(client, memory, "contradict")
+    memory.refresh_from_db()
+    assert memory.status == "contradicted"  # killing it is one person's to do
+
+    asked = act(client, memory, "restore", reason="it was right after all")
+
+    assert "so to restore it (its words in force) waits for a second lead" in asked.content.decode()
+    memory.refresh_from_db()
+    assert memory.status == "contradicted"
+    request = DualControl.objects.get(kind="approve")
+    client.force_login(make_user("acme-lead-2", strict, Role.LEAD))
+    client.post(f"/t/acme/requests/{request.pk}/confirm/")
+    memory.refresh_from_db()
+    assert memory.status == "active" and not shapes.withheld(memory)
+    assert Transition.objects.filter(memory=memory).latest("pk").action == "restore"
+
+
+def test_an_undone_kill_leaves_a_held_memory_held_and_its_words_withheld(client, strict, lead):
+    from memory_review.agents import shapes
+    from memory_review.memories import holds
+    from memory_review.workflow import flow
+
+    memory = held_memory(strict)
+    client.force_login(lead)
+    act(client, memory, "contradict")
+    kill = Transition.objects.filter(memory=memory).latest("pk")
+
+    flow.undo(tenant=strict, move_id=kill.pk, user=lead)
+
+    memory.refresh_from_db()
+    assert (memory.status, memory.flagged_for) == ("needs_review", "held") and shapes.withheld(memory)
+    assert holds.unreleased(memory)
+    assert "waits for a second lead" in act(client, memory, "approve").content.decode()
+    memory.refresh_from_db()
+    assert memory.status == "needs_review"

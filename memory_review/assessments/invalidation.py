@@ -436,8 +436,12 @@ def _apply(verdict_id: int, actor: Actor, *, remember_successor: bool, policy: T
         else:
             # The policy's own disposition, through the review-only rule for this source.
             action, rule = policy_action(verdict.disposition, source=verdict.event.source, policy=policy)
-            if action == "confirm" and holds.is_held(memory):
-                return None  # a vote never releases a memory held before it was trusted: a person does
+            if action == "confirm" and holds.unreleased(memory):
+                # A vote never releases a memory held before it was trusted: a person does.
+                logger.info(
+                    "verdict %s not applied: memory %s was held before it was trusted", verdict.pk, memory.pk
+                )
+                return None
             held = held_kill(memory.tenant_id, memory, action) if action in KILL_ACTIONS else None
             if held:  # not measured safe alone in this stratum: a person decides (quality/gate.py)
                 action, rule = "flag", held

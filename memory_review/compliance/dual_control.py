@@ -54,7 +54,9 @@ def request_forget(*, memory: Memory, reason: str, seen_version: int, by) -> Dua
 
 
 @transaction.atomic
-def request_approve(*, memory: Memory, reason: str, seen_version: int, by) -> DualControl:
+def request_approve(
+    *, memory: Memory, reason: str, seen_version: int, by, action: str = "approve"
+) -> DualControl:
     """Approving a held memory: its words reach agents only once a second person agrees. The
     memory's row is locked first, so two people asking at once make one request."""
     list(Memory.objects.select_for_update().filter(pk=memory.pk).values_list("pk", flat=True))
@@ -62,7 +64,7 @@ def request_approve(*, memory: Memory, reason: str, seen_version: int, by) -> Du
         raise DualControlError("approving this memory is already waiting for a second person")
     return _ask(
         tenant=memory.tenant, kind=DualControl.Kind.APPROVE, memory=memory, seen_version=seen_version,
-        reason=reason, by=by,
+        reason=reason, by=by, change={"action": action},
     )  # fmt: skip
 
 
@@ -98,7 +100,8 @@ def confirm(*, request: DualControl, by, request_id: str | None = None) -> DualC
         security.apply(row)
     elif row.kind == DualControl.Kind.APPROVE:
         transition(
-            obj=row.memory, action="approve", actor=Actor.user(by), seen_version=row.seen_version,
+            obj=row.memory, action=(row.change or {}).get("action", "approve"), actor=Actor.user(by),
+            seen_version=row.seen_version,
             request_id=request_id,
             reason=f"{row.reason} ({asked}; confirmed under the two-person rule, request {row.pk})",
         )  # fmt: skip

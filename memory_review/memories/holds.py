@@ -25,7 +25,7 @@ from memory_review.audit.context import acting_as
 from memory_review.lifecycle import Actor, transition
 
 from . import hidden_text, trust
-from .models import HELD, Memory, MemoryStatus, TrustRules
+from .models import HELD, DualControl, Memory, MemoryStatus, TrustRules
 
 HOLDER = Actor.system("trust")
 
@@ -143,6 +143,23 @@ def hold(memory: Memory, said: list[str], *, request_id: str | None = None) -> N
 def is_held(memory: Memory) -> bool:
     """Whether a memory waits, held before it was trusted, for a person to approve it."""
     return memory.status == MemoryStatus.NEEDS_REVIEW and memory.flagged_for == HELD
+
+
+def unreleased(memory: Memory) -> bool:
+    """Whether the memory was held before it was trusted and no person has approved it since,
+    whatever happened to it in between (killed, restored, frozen, undone): what the two-person
+    rule asks a second person for before its words are in force."""
+    from memory_review.audit.models import Transition  # the trail, read for this memory alone
+
+    moves = Transition.objects.filter(memory_id=memory.pk)
+    last_hold = moves.filter(action="hold").order_by("-pk").values_list("pk", "created_at").first()
+    if last_hold is None:
+        return False
+    approved = moves.filter(pk__gt=last_hold[0], action="approve", actor__startswith="user:").exists()
+    confirmed = DualControl.objects.filter(
+        memory_id=memory.pk, kind=DualControl.Kind.APPROVE, outcome="confirmed", decided_at__gte=last_hold[1]
+    ).exists()  # a second person agreed to put it in force, whichever move that was
+    return not (approved or confirmed)
 
 
 class RulesRefused(ValueError):

@@ -157,19 +157,24 @@ def stratified_estimate(strata: Iterable[Stratum], confidence: float = CONFIDENC
     if not labeled:
         return Estimate(None, 0.0, 1.0, population, 0, 0)
     covered = sum(s.population for s in labeled)
-    rate, variance = 0.0, 0.0
+    rate, variance, design = 0.0, 0.0, 0.0
     for s in labeled:
         share, p = s.population / covered, s.wrong / s.sampled
         rate += share * p
         kept = 1 - s.sampled / s.population  # the finite-population correction
+        design += share**2 * kept / s.sampled
         if s.sampled > 1:
             variance += share**2 * kept * p * (1 - p) / (s.sampled - 1)
         else:  # one label says nothing of its spread: the most a rate can have, p(1 - p) <= 1/4
             variance += share**2 * kept * 0.25
     if variance > 0 and 0 < rate < 1:
         effective = min(rate * (1 - rate) / variance, sampled)
-    else:  # every label right, or every label wrong (or whole strata labeled): as many as were labeled
-        # (Korn and Graubard's rule: p(1 - p) / var is 0 there, and would give the interval [0, 1])
+    elif design > 0:
+        # Every label right (or every label wrong): p(1 - p) / var is 0 there. Kish's effective
+        # size, 1 / sum(W_h^2 (1 - f_h) / n_h), as many as were labeled when the strata were
+        # labeled in proportion, about one when a huge stratum has a single label.
+        effective = min(1 / design, sampled)
+    else:  # whole strata labeled: nothing left to estimate
         effective = sampled
     low, high = clopper_pearson(rate * effective, effective, confidence)
     return Estimate(rate, low, high, population, sampled, wrong)

@@ -20,7 +20,9 @@ from .results import KILLED, Results
 UNNAMED = {"agent": "no agent named", "channel": "no channel"}
 PERIODS = 12  # the samples of each population the trend shows
 CACHE_PREFIX = "quality"  # tests give each test its own
-RESULTS_SECONDS = 24 * 3600  # a sample's results, kept under its labels' mark
+# A sample's results, kept under its labels' mark; an item forgotten or erased since moves no mark,
+# so what is left to label is at most an hour behind that.
+RESULTS_SECONDS = 3600
 SUMMARY_SECONDS = 60  # how long /metrics keeps a tenant's summary before working it out again
 POPULATION_WORDS = {
     Population.UNREVIEWED: "memories in force that no person reviewed",

@@ -165,3 +165,19 @@ def disputes(samples, *, most: int = DISPUTES_SHOWN) -> list[tuple[AuditItem, li
         labels.setdefault(label.item_id, []).append(label)
     by_pk = {item.pk: item for item in items}
     return [(by_pk[pk], labels.get(pk, [])) for pk in found if pk in by_pk]
+
+
+def rule(*, item: AuditItem, lead, outcome: str, note: str = "") -> AuditLabel:
+    """A lead's ruling on an item whose labelers disagree, under a lock on the item; refused
+    (nothing written) when the item is not in dispute: nobody labeled it, they agree now, or a
+    lead has ruled already."""
+    if outcome not in Answer.values:
+        raise LabelError(f"an audit label is one of {', '.join(Answer.values)}, got {outcome!r}")
+    with transaction.atomic():
+        list(AuditItem.objects.select_for_update().filter(pk=item.pk).values_list("pk", flat=True))
+        standing = list(AuditLabel.objects.filter(item=item, withdrawn_at__isnull=True))
+        if any(label.adjudicated for label in standing):
+            raise LabelError(f"item a{item.pk} has a lead's ruling already")
+        if len({label.outcome for label in standing}) < 2:
+            raise LabelError(f"item a{item.pk} is not in dispute: its labelers do not disagree")
+        return label_record(item=item, labeler=lead, outcome=outcome, note=note, ruling=True)

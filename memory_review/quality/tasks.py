@@ -17,11 +17,12 @@ def draw_due() -> int:
     return schedule.draw_due()
 
 
-@shared_task(name=DRAW_TASK)
-def draw(tenant_id: int, population: str, by: str) -> int:
-    """A lead's "Draw now", run by a worker (a draw reads the whole population); the items drawn."""
+@shared_task(name=DRAW_TASK, bind=True, max_retries=20)
+def draw(self, tenant_id: int, population: str, by: str) -> int:
+    """A lead's "Draw now", run by a worker (a draw reads the whole population); the items drawn.
+    While another draw of the tenant's runs, it waits its turn (retried in half a minute)."""
     tenant = Tenant.objects.get(pk=tenant_id)
     with tenant_context(tenant_id), acting_as(by), schedule.drawing(tenant) as mine:
-        if not mine:
-            return 0  # another draw of this tenant's runs now: this one would take the same period
-        return schedule.draw_for(tenant, population, by=by).items
+        if mine:
+            return schedule.draw_for(tenant, population, by=by).items
+    raise self.retry(countdown=30)

@@ -44,6 +44,9 @@ ACTIONS: dict[str, Action] = {
     "forget": Action("Forget", "forgotten (content erased)", reason_required=True, danger=True),
 }
 REWRITE = Action("Rewrite", "rewritten", key="e", reason_required=True)
+# Moves that put a memory's words in force: under the two-person rule, for a memory held before it
+# was trusted and not approved since, they wait for a second person (compliance/dual_control).
+RELEASING = ("approve", "restore", "freeze", "unfreeze")
 # Moves that would keep a memory past its hard TTL in force: code expires it instead.
 EXPIRE_INSTEAD = ("approve", "freeze", "unfreeze")
 KEEP = object()  # a new hard TTL not given: keep the memory's own
@@ -138,17 +141,15 @@ def memory_decide(
         if ttl is not KEEP:
             Memory.objects.filter(pk=row.pk).update(valid_until=ttl)
             reason += said
-    if action == "freeze" and holds.is_held(row) and row.tenant.two_person_rule:
-        raise LifecycleError(
-            "it was held before it was trusted, and freezing it would put its words in force: under the "
-            "two-person rule, approve it (a second lead or admin confirms), rewrite it or forget it"
+    if action in RELEASING and row.tenant.two_person_rule and holds.unreleased(row):
+        request = request_approve(
+            memory=row, reason=reason, seen_version=seen_version, by=user, action=action
         )
-    if action == "approve" and holds.is_held(row) and row.tenant.two_person_rule:
-        request = request_approve(memory=row, reason=reason, seen_version=seen_version, by=user)
         return Outcome(
             memory=memory,
-            message=f"{memory.subject}: it was held before it was trusted, so approving it waits for a "
-            f"second lead or admin to confirm (until {request.expires_at:%Y-%m-%d %H:%M} UTC).",
+            message=f"{memory.subject}: it was held before it was trusted, so to {action} it (its words in "
+            "force) waits for a second lead or admin to confirm "
+            f"(until {request.expires_at:%Y-%m-%d %H:%M} UTC).",
         )
     if action == "forget" and row.tenant.two_person_rule:
         request = request_forget(memory=row, reason=reason, seen_version=seen_version, by=user)
@@ -217,7 +218,7 @@ def memory_rewrite(
         raise ReasonRequired("a rewrite needs the corrected text")
     ttl, said = _new_ttl(row, valid_until, "rewrite")
     actor = Actor.user(user)
-    was_held = holds.is_held(row) and row.tenant.two_person_rule
+    was_held = row.tenant.two_person_rule and holds.unreleased(row)
     successor = memory_write(
         event=evidence_for_rewrite(row),
         kind=row.kind,

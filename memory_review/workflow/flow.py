@@ -24,7 +24,7 @@ from django.utils import timezone
 from memory_review.assessments.models import Verdict
 from memory_review.audit.models import Transition
 from memory_review.lifecycle import Actor, LifecycleError, transition
-from memory_review.memories.models import Memory, MemoryStatus
+from memory_review.memories.models import HELD, Memory, MemoryStatus
 from memory_review.tenancy.models import Tenant
 from memory_review.tenancy.names import actor_names
 
@@ -193,6 +193,7 @@ def undo(*, tenant: Tenant, move_id: int, user, request_id: str | None = None, n
         obj=memory, action="reopen", actor=Actor.user(user), seen_version=memory.row_version,
         reason=f"undid {move.action} ({named_move(move)}) {seconds} s later",
         verdict=flagged.verdict if flagged else None, request_id=request_id,
+        flagged_for=HELD if flagged is not None and flagged.action == "hold" else None,
     )  # fmt: skip
     return memory
 

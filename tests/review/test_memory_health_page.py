@@ -270,5 +270,12 @@ def test_a_lead_rules_on_an_item_its_labelers_disagree_on_and_it_counts(client, 
     assert f'data-dispute="{item.pk}"' not in client.get("/t/acme/health/").content.decode()
     refused = client.post("/t/acme/health/rule/", {"item": item.pk, "outcome": "maybe"}, follow=True)
     assert "Nothing was ruled: an audit label is one of true, false" in refused.content.decode()
+    again = client.post("/t/acme/health/rule/", {"item": item.pk, "outcome": "true"}, follow=True)
+    assert f"Nothing was ruled: item a{item.pk} has a lead&#x27;s ruling already" in again.content.decode()
+    agreed = sample.drawn.order_by("rank")[1]
+    results.label_record(item=agreed, labeler=labeler, outcome="true")
+    nothing = client.post("/t/acme/health/rule/", {"item": agreed.pk, "outcome": "false"}, follow=True)
+    assert "is not in dispute: its labelers do not disagree" in nothing.content.decode()
+    assert client.post("/t/acme/health/rule/", {"item": "²", "outcome": "true"}).status_code == 302
     client.force_login(other)
     assert client.post("/t/acme/health/rule/", {"item": item.pk, "outcome": "true"}).status_code == 403

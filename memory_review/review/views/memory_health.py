@@ -145,9 +145,9 @@ def rule(request: HttpRequest, membership) -> HttpResponse:
         messages.error(request, "Nothing was ruled: no such audit item here.")
         return redirect("memory-health", membership.tenant.slug)
     try:
-        results.label_record(
-            item=item, labeler=request.user, outcome=request.POST.get("outcome", ""),
-            note=request.POST.get("note", ""), ruling=True,
+        results.rule(
+            item=item, lead=request.user, outcome=request.POST.get("outcome", ""),
+            note=request.POST.get("note", ""),
         )  # fmt: skip
     except results.LabelError as error:
         messages.error(request, f"Nothing was ruled: {error}")
@@ -159,4 +159,4 @@ def rule(request: HttpRequest, membership) -> HttpResponse:
 
 
 def _pk(value: str | None) -> int | None:
-    return int(value) if value and value.isdigit() and len(value) < 19 else None
+    return int(value) if value and value.isascii() and value.isdigit() and len(value) < 19 else None
