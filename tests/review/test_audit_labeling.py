@@ -170,3 +170,9 @@ def test_skipping_the_last_audit_item_gives_back_the_verdicts(client, acme, labe
 
     assert shown(after).startswith("v")  # not "nothing left"
     assert shown(client.get("/t/acme/labels/")).startswith("v")
+
+
+def test_a_crafted_audit_key_is_read_by_params_not_a_500(client, labeler, sample):
+    client.force_login(labeler)
+    response = client.post("/t/acme/labels/record/", {"item": "a²", "outcome": "true", "kind": "audit"})
+    assert response.status_code == 302 and not AuditLabel.objects.exists()

@@ -8,9 +8,11 @@ from django.shortcuts import redirect
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
+from memory_review import params
 from memory_review.calibration import figures, labeling
 from memory_review.calibration.labeling import ItemRef, LabelError
 from memory_review.quality import stream
+from memory_review.quality.models import AuditItem
 from memory_review.quality.stream import AUDIT, AuditLabelError
 
 from .. import agreement_page, blind
@@ -29,8 +31,9 @@ def _kind(request: HttpRequest) -> str:
 
 
 def _audit_pk(key: str | None) -> int | None:
-    """An audit item's id from its stream key ("a<id>"), or None for any other key."""
-    if key and key[0] == "a" and key[1:].isdigit() and len(key) < 20:
+    """An audit item's id from its stream key ("a<id>"), or None for any other key (params reads
+    the id: "a²" is no id, and not a 500)."""
+    if key and key[0] == "a" and not params.id_problem(key[1:], params.column_max(AuditItem)):
         return int(key[1:])
     return None
 

@@ -12,6 +12,7 @@ from django.shortcuts import redirect
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
+from memory_review import params
 from memory_review.memories import holds, trust
 from memory_review.memories.models import HELD, Memory, MemoryStatus, TrustRules
 from memory_review.quality import health, results, schedule
@@ -159,4 +160,5 @@ def rule(request: HttpRequest, membership) -> HttpResponse:
 
 
 def _pk(value: str | None) -> int | None:
-    return int(value) if value and value.isascii() and value.isdigit() and len(value) < 19 else None
+    """The audit item's id, or None for anything params does not read as one."""
+    return int(value) if value and not params.id_problem(value, params.column_max(AuditItem)) else None
