@@ -24,6 +24,7 @@ from memory_review.memories.models import (
     LIVE_STATUSES,
     Memory,
     MemoryLink,
+    MemoryStatus,
     SourceEvent,
 )
 from memory_review.memories.services import memory_write
@@ -436,7 +437,13 @@ def _apply(verdict_id: int, actor: Actor, *, remember_successor: bool, policy: T
         else:
             # The policy's own disposition, through the review-only rule for this source.
             action, rule = policy_action(verdict.disposition, source=verdict.event.source, policy=policy)
-            if action == "confirm" and holds.unreleased(memory):
+            # (A confirmation moves only a memory in review: the trail is read for those alone, not
+            # for every vote that finds a memory still true.)
+            if (
+                action == "confirm"
+                and memory.status == MemoryStatus.NEEDS_REVIEW
+                and holds.unreleased(memory)
+            ):
                 # A vote never releases a memory held before it was trusted: a person does.
                 logger.info(
                     "verdict %s not applied: memory %s was held before it was trusted", verdict.pk, memory.pk

@@ -88,11 +88,16 @@ def measure(tenant: Tenant, target: float, *, now: datetime | None = None, confi
     return cells
 
 
+def _plan(tenant: Tenant) -> AuditPlan | None:
+    """The tenant's plan as its lead set it (None: the defaults, which have no gate)."""
+    return AuditPlan.objects.for_tenant(tenant).first()
+
+
 def refresh(tenant: Tenant, *, by: str, now: datetime | None = None) -> list[GateChange]:
     """Record each stratum whose state the newest measurement changes (a new row, sealed): opened,
     closed, or first measured; a target changed re-records every stratum. None without a target."""
     _read.pop(tenant.pk, None)  # this process reads the state afresh, whatever follows
-    plan = AuditPlan.objects.for_tenant(tenant).first()
+    plan = _plan(tenant)
     if plan is None or plan.gate_target is None:
         return []
     now = now or timezone.now()
@@ -201,7 +206,7 @@ class Standing:
 
 
 def standing(tenant: Tenant) -> Standing:
-    plan = AuditPlan.objects.for_tenant(tenant).first()
+    plan = _plan(tenant)
     target = plan.gate_target if plan else None
     cells = sorted(
         current(tenant).values(), key=lambda c: (not c.is_open, c.agent, c.channel, c.kind, c.decision)
@@ -211,7 +216,7 @@ def standing(tenant: Tenant) -> Standing:
 
 def period_days(tenant: Tenant) -> int:
     """The period a preview looks back over: the plan's, a week when it has none."""
-    plan = AuditPlan.objects.for_tenant(tenant).first()
+    plan = _plan(tenant)
     return plan.every_days if plan and plan.every_days else 7
 
 
@@ -237,7 +242,7 @@ class Preview:
 def preview(tenant: Tenant, thresholds, *, days: int, now: datetime | None = None) -> Preview | None:
     """Decide the last `days` of stored votes under `thresholds` (the active policy, or one being
     weighed for adoption), and ask the gate as it stands about each kill; None without a gate."""
-    plan = AuditPlan.objects.for_tenant(tenant).first()
+    plan = _plan(tenant)
     if plan is None or plan.gate_target is None:
         return None
     now = now or timezone.now()
