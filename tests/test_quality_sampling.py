@@ -97,6 +97,46 @@ def test_strata_that_need_more_than_the_budget_are_scaled_down_alike_and_the_sam
     assert sample.items == 31 and sampling.problem(sample) is None  # each rounded up: one over
 
 
+@pytest.mark.parametrize(
+    "margin, cap",
+    [
+        (sampling.CUT_MARGIN, None),  # the cut as it runs: two strata cut short of their size
+        (-1.0, None),  # a cut too tight: each stratum it starves is read again whole
+        (sampling.CUT_MARGIN, 1),  # a database allowing one cut stratum's parameters: the rest read whole
+    ],
+    ids=["as-run", "too-tight", "parameter-cap"],
+)
+def test_a_stratums_rank_cut_never_changes_what_is_drawn(acme, population, monkeypatch, caplog, margin, cap):
+    """The draw reads only the ranks below each large stratum's cut (sampling.bound) and sorts
+    those: whatever the cut, each stratum's sample is its lowest-ranked items."""
+    made, _ = population
+    monkeypatch.setattr(sampling, "CUT_MARGIN", margin)
+    monkeypatch.setattr(sampling, "CUT_SLACK", 10 if margin > 0 else 0)
+    if cap is not None:  # room for the query's own parameters and one stratum's five
+        inner = len(sampling._source(acme, "unreviewed", None, timezone.now()).query.sql_with_params()[1])
+        monkeypatch.setattr(connection.features, "max_query_params", inner + 4 + 5 * cap)
+    cuts = []
+    real = sampling._below
+    monkeypatch.setattr(sampling, "_below", lambda *a: cuts.append(dict(a[2])) or real(*a))
+
+    sample = sampling.draw(
+        tenant=acme, population="unreviewed", by="user:3", precision=0.1, most=30, seed=SEED,
+        end=timezone.now() + timedelta(seconds=5),
+    )  # fmt: skip
+
+    assert len(cuts[0]) == (2 if margin > 0 else 3)  # the 40 and the 120 are cut; the 5 is read whole
+    if margin < 0:
+        assert len(cuts) == 2 and len(cuts[1]) < len(cuts[0]) and "rank cut fell short" in caplog.text
+    for place, stratum in enumerate(sample.strata):
+        key = (stratum["key"]["channel"], stratum["key"]["kind"])
+        drawn = set(
+            AuditItem.objects.filter(sample=sample, stratum=place).values_list("memory_id", flat=True)
+        )
+        lowest = sorted(made[key], key=lambda m: sampling.rank(SEED, m.pk))[: stratum["sampled"]]
+        assert drawn == {m.pk for m in lowest}, key
+    assert [s["sampled"] for s in sample.strata] == [2, 10, 19] and sampling.problem(sample) is None
+
+
 def test_the_same_seed_draws_the_same_items_and_another_seed_others(acme, population):
     end = timezone.now() + timedelta(seconds=5)
 
