@@ -3,6 +3,7 @@
 
 from django.db import transaction
 
+from memory_review.assessments import dispatch, screening
 from memory_review.memories import holds
 from memory_review.memories.models import Memory, SourceEvent
 from memory_review.memories.services import event_record, memory_write
@@ -26,7 +27,8 @@ def record_event(*, tenant: Tenant, body: EventIn) -> SourceEvent:
 def write_memory(*, event: SourceEvent, body: MemoryIn, channel: str) -> Memory:
     """`channel` says how it arrived (agent, import) in `written_by`. A memory that hides text or
     touches instructions, payment details, permissions or identity waits for a person
-    (memories/holds.py) before any agent reads it as in force."""
+    (memories/holds.py) before any agent reads it as in force; one the rules leave in force is
+    put to Jev's instruction vote once it commits (assessments/screening.py)."""
     memory = memory_write(
         event=event,
         kind=body.kind,
@@ -38,4 +40,6 @@ def write_memory(*, event: SourceEvent, body: MemoryIn, channel: str) -> Memory:
         **body.scope.model_dump(),
     )
     memory.held_because = holds.hold_if_untrusted(memory)
+    if screening.needs_screening(memory):
+        dispatch.screen_on_commit(memory.tenant_id, memory.pk)
     return memory

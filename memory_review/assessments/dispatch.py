@@ -5,6 +5,7 @@ The task is named rather than imported: `tasks` calls the pipelines, so the pipe
 CELERY_TASK_ALWAYS_EAGER, which `send_task` would not.
 """
 
+import logging
 from collections.abc import Callable
 
 from celery import current_app
@@ -12,7 +13,10 @@ from django.db import transaction
 
 from .models import Assessment
 
+logger = logging.getLogger(__name__)
+
 RUN_ASSESSMENT = "memory_review.assessments.tasks.run_assessment"
+SCREEN_MEMORY = "memory_review.assessments.tasks.screen_memory"
 
 
 def enqueue_assessment(assessment: Assessment) -> None:
@@ -24,3 +28,16 @@ def enqueue_on_commit(assessment: Assessment, enqueue: Callable[[Assessment], No
     there yet. Tests pass their own `enqueue`."""
     send = enqueue or enqueue_assessment
     transaction.on_commit(lambda: send(assessment))
+
+
+def screen_on_commit(tenant_id: int, memory_id: int) -> None:
+    """Put a memory just written to Jev's instruction vote (screening.py) once it commits. A
+    broker that does not answer loses the vote, never the write: it is logged."""
+
+    def send() -> None:
+        try:
+            current_app.signature(SCREEN_MEMORY, args=(tenant_id, memory_id)).delay()
+        except Exception:
+            logger.warning("memory %s: its instruction vote could not be queued", memory_id, exc_info=True)
+
+    transaction.on_commit(send)

@@ -9,8 +9,9 @@ from django.db import OperationalError
 from memory_review.ops import logs
 from memory_review.tenancy.db_context import tenant_context
 
-from . import recovery
-from .dispatch import RUN_ASSESSMENT
+from . import recovery, screening
+from .dispatch import RUN_ASSESSMENT, SCREEN_MEMORY
+from .jev import JevError
 from .leases import AssessmentBusy
 from .models import Assessment
 from .services import run_assessment as run
@@ -32,6 +33,18 @@ def run_assessment(self, tenant_id: int, assessment_id: int) -> str:
                 "assessment %s of tenant %s does not exist: task dropped", assessment_id, tenant_id
             )
             return "missing"
+
+
+@shared_task(name=SCREEN_MEMORY, bind=True, max_retries=6)
+def screen_memory(self, tenant_id: int, memory_id: int) -> float | None:
+    """Jev's instruction vote on a memory just written (screening.py); retried, further apart each
+    time, when Jev does not answer."""
+    with tenant_context(tenant_id):
+        try:
+            return screening.screen(memory_id)
+        except JevError as exc:
+            logger.warning("memory %s: no instruction vote yet (%s); trying again", memory_id, exc)
+            raise self.retry(exc=exc, countdown=30 * 2**self.request.retries) from exc
 
 
 @shared_task(name="memory_review.assessments.tasks.reap_lapsed_leases")
