@@ -693,14 +693,17 @@ def build_tenant(slug: str, n: int, seed: int, users: dict, *, burst: bool) -> d
         batch_size=BATCH,
     )
     tallies.recount(tenant)  # the rows went in around the writers that keep the counts
-    write_audits(tenant, users["labelers"][0], now)
+    write_audits(tenant, users["labelers"], now)
     return {"tenant": tenant, "heavy": heavy, "transitions": transitions}
 
 
-def write_audits(tenant: Tenant, labeler, now) -> None:
-    """Twelve labeled daily periods of each sampled-audit population, as the health page reads
-    them: one real draw of each (the app's own, over the whole population), copied back eleven
-    days, every item labeled (about 4% not true), a lead's plan with the gate on."""
+def write_audits(tenant: Tenant, labelers, now) -> None:
+    """Twelve daily periods of each sampled-audit population, as the health page reads them: one
+    real draw of each (the app's own, over the whole population), copied back eleven days, with a
+    lead's plan and the gate on. Labeled in the shapes a team leaves: about 4% not true, but a
+    quarter in the email channel on the newest day (a regression, so the banner and the trend's
+    test run); the newest day labeled only two thirds of the way (so "still to label" is worked
+    out); and one item in thirty labeled again, the other way, by a second labeler (disputes)."""
     from memory_review.quality import sampling, schedule
     from memory_review.quality.models import AuditItem, AuditLabel, AuditSample
 
@@ -709,11 +712,15 @@ def write_audits(tenant: Tenant, labeler, now) -> None:
         gate_target=0.95,
     )  # fmt: skip
     rng = random.Random(tenant.pk)
+    first, second = labelers[0], labelers[1]
     for population in ("unreviewed", "decisions"):
         drawn = sampling.draw(
             tenant=tenant, population=population, by="system:bench", start=now - timedelta(days=1), end=now
         )
         items = list(AuditItem.objects.filter(sample=drawn))
+        channel = dict(
+            Memory.objects.filter(pk__in={i.memory_id for i in items}).values_list("pk", "channel")
+        )
         for day in range(12):
             sample = drawn
             if day:
@@ -727,19 +734,29 @@ def write_audits(tenant: Tenant, labeler, now) -> None:
                     batch_size=BATCH,
                 )  # fmt: skip
             else:
-                copies = items
-            AuditLabel.objects.bulk_create(
-                (
-                    AuditLabel(
-                        tenant=tenant,
-                        item=item,
-                        labeler=labeler,
-                        outcome="false" if rng.random() < 0.04 else "true",
-                    )
-                    for item in copies
-                ),
-                batch_size=BATCH,
-            )
+                copies = [item for item in items if rng.random() < 2 / 3]
+            labels = []
+            for item in copies:
+                wrong = 0.25 if day == 0 and channel.get(item.memory_id) == "email" else 0.04
+                outcome = "false" if rng.random() < wrong else "true"
+                labels.append(AuditLabel(tenant=tenant, item=item, labeler=first, outcome=outcome))
+                if rng.random() < 1 / 30:
+                    other = "true" if outcome == "false" else "false"
+                    labels.append(AuditLabel(tenant=tenant, item=item, labeler=second, outcome=other))
+            AuditLabel.objects.bulk_create(labels, batch_size=BATCH)
+
+
+def rewrite_audits(now) -> None:
+    """A kept database's sampled audits written again, in write_audits' shapes (a bench database:
+    its rows are deleted around the application, and nothing here verifies their seals)."""
+    with connection.cursor() as cursor:
+        for table in ("quality_auditlabel", "quality_audititem", "quality_auditsample"):
+            cursor.execute(f"DELETE FROM {table}")
+    labelers = list(
+        get_user_model().objects.filter(username__startswith="bench-labeler-").order_by("username")
+    )
+    for tenant in timed_tenants():
+        write_audits(tenant, labelers, now)
 
 
 def build(n: int, tenants: int) -> None:
@@ -1077,7 +1094,7 @@ def pages(tenant: Tenant, heavy: Memory, token: str) -> dict[str, tuple[str, str
         "calibration": ("lead", f"{t}/calibration/", "derived"),
         "compare": ("lead", f"{t}/calibration/compare/?confirm_min=0.55&contradict_max=0.45", "derived"),
         "policies": ("lead", f"{t}/policies/", "list"),
-        "memory_health": ("lead", f"{t}/health/", "list"),
+        "memory_health": ("lead", f"{t}/health/", "derived"),
         # A compliance auditor's
         "audit_first": ("auditor", f"{t}/audit/", "list"),
         "audit_deep": ("auditor", f"{t}/audit/?after={deep_seq}", "list"),
@@ -1156,6 +1173,10 @@ def main() -> None:
         "--explain-all", metavar="FILE",
         help="write every query of each chosen page, for both tenants, with its plan, to FILE (PostgreSQL)",
     )  # fmt: skip
+    parser.add_argument(
+        "--rewrite-audits", action="store_true",
+        help="with --reuse: write the sampled audits again in this version's shapes",
+    )  # fmt: skip
     parser.add_argument("--clients", type=int, default=0, help="then this many at once, through gunicorn")
     parser.add_argument("--seconds", type=float, default=20.0, help="how long the --clients run lasts")
     args = parser.parse_args()
@@ -1166,6 +1187,8 @@ def main() -> None:
     if args.reuse:
         with transaction.atomic():
             add_hubs()  # a database kept before the hub was in the build
+        if args.rewrite_audits:
+            rewrite_audits(timezone.now())
     tenants = timed_tenants()
     n = Memory.objects.for_tenant(tenants[0]).count()
     say(
