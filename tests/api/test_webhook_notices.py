@@ -1,18 +1,24 @@
-"""A tenant's notices reach its agents (issue 31): one notice under its key and one delivery to
-each endpoint that named the kind; a second notice under the key writes nothing; a kind that is
-not a notice's is refused; the page, the API and the log show it; tampering with it is named."""
+"""Memory health's regression reaches the tenant's agents (issue 31): the hourly job writes one
+`health.regressed` notice for a regressed period and one delivery to each endpoint that named the
+kind, posted signed to a real receiver on loopback with the figures; running again writes nothing;
+no regression, no notice. And the notices themselves: once under a key, a kind that is not a
+notice's refused, the page, the API and the log show them, tampering with them is named."""
 
 import json
 
 import pytest
+from django.utils import timezone
 from standardwebhooks import Webhook
 
 from memory_review.agents import webhooks
 from memory_review.agents.models import Notice, WebhookDelivery
 from memory_review.audit import verification
+from memory_review.quality import notices, schedule
+from memory_review.quality.models import AuditSample
 from memory_review.tenancy.models import Role
 from tests.api.test_webhooks import endpoints_unheard, loopback_allowed  # noqa: F401 (autouse fixtures)
 from tests.factories import around_the_application, make_memory, make_user
+from tests.review.test_memory_health_page import periods, steady  # noqa: F401 (fixtures)
 from tests.webhook_receiver import Receiver
 
 pytestmark = pytest.mark.django_db
@@ -50,6 +56,52 @@ def test_a_notice_is_posted_signed_to_the_endpoints_that_named_it_and_no_other(a
         "tenant": "acme",
         "data": {"rate": 0.4},
     }
+
+
+@pytest.mark.usefixtures("periods")  # email's preferences: 1 wrong of 30 yesterday, 20 of 30 today
+def test_a_regression_the_hourly_job_finds_is_posted_once_with_its_figures(acme, receiver):
+    second = AuditSample.objects.order_by("drawn_at").last()
+    asked, secret = register(acme, receiver.url, ["health.regressed"])
+    register(acme, receiver.url + "/changes", ["forgotten", "erased"])
+    register(acme, receiver.url + "/all-changes", [])  # every kind of change: not the notices
+    gone, _ = register(acme, receiver.url + "/gone", ["health.regressed"])
+    webhooks.endpoint_remove(gone, by="user:1")
+
+    schedule.draw_due()  # beat's hourly job
+    assert send_waiting(acme) == ["delivered"]
+
+    notice = Notice.objects.get()
+    assert (notice.kind, notice.key) == ("health.regressed", f"unreviewed:{second.pk}")
+    delivery = WebhookDelivery.objects.get(notice=notice)
+    assert delivery.endpoint == asked
+    [got] = receiver.received
+    assert got.path == "/hooks/memory" and got.headers["webhook-id"] == delivery.msg_id
+    body = Webhook(secret).verify(got.body, got.headers)  # the reference verifier
+    assert (body["type"], body["tenant"]) == ("health.regressed", "acme")
+    assert body["timestamp"] == notice.created_at.isoformat()
+    data = body["data"]
+    assert data["population"] == "unreviewed" and data["sample_id"] == second.pk
+    assert data["rate"] == pytest.approx(20 / 50) and data["previous_rate"] == pytest.approx(1 / 50)
+    assert data["low"] < data["rate"] < data["high"]
+    assert data["change"] == pytest.approx(19 / 50)
+    assert 0 < data["change_low"] < data["change"] < data["change_high"]  # worse beyond chance
+    assert data["test"] == "Newcombe's MOVER interval for a difference of proportions, 95%"
+    assert data["period_end"] == second.period_end.isoformat()
+    assert "most of it from mail-bot's email preferences" in data["sentence"]
+    assert data["worst_stratum"]["channel"] == "email" and data["page"] == "/t/acme/health/"
+
+    schedule.draw_due()  # the next hour: the same period, told already
+    assert Notice.objects.count() == 1 and WebhookDelivery.objects.filter(notice__isnull=False).count() == 1
+    assert send_waiting(acme) == [] and len(receiver.received) == 1
+    assert verification.problem_in(acme) is None  # the notice and its delivery are sealed as written
+
+
+@pytest.mark.usefixtures("steady")  # 2 wrong of 30, then 4: within chance
+def test_a_period_no_worse_beyond_chance_tells_no_one(acme, receiver):
+    register(acme, receiver.url, ["health.regressed"])
+
+    assert notices.notify_regressions(acme) == 0
+    assert not Notice.objects.exists() and not WebhookDelivery.objects.exists()
 
 
 @pytest.mark.parametrize(
@@ -164,3 +216,15 @@ def test_the_migration_seals_the_deliveries_made_before_notices_again_and_verifi
     )
 
     assert verification.problem_in(acme) is None
+
+
+def test_a_failure_to_tell_one_tenant_is_logged_and_its_draws_still_made(acme, monkeypatch, caplog):
+    make_memory(acme)
+
+    def broken(tenant):
+        raise RuntimeError("the health figures did not answer")
+
+    monkeypatch.setattr(notices, "notify_regressions", broken)
+
+    assert schedule.draw_due(timezone.now()) == 2  # both populations, drawn all the same
+    assert f"tenant {acme.pk}'s regression notices failed" in caplog.text
