@@ -34,6 +34,7 @@ RLS_WITH_THEIR_TABLE = {
     "agents_webhookendpoint",
     "agents_webhookdelivery",
     "agents_webhookattempt",
+    "agents_notice",
     "jobfiles_jobfile",
     "audit_verificationrun",
     "quality_auditsample",

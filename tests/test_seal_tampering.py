@@ -67,6 +67,7 @@ CASES = {
     "audit_plan": Case(edit=("every_days", 0)),
     "gate_change": Case(edit=("is_open", True), copy={"channel": "email"}),
     "trust_rules": Case(edit=("hold_classes", "")),
+    "notice": Case(edit=("data", {"rate": 0.01}), copy={"key": "unreviewed:forged"}),
 }
 
 
@@ -104,6 +105,7 @@ def world(acme, lead, policy, settings):
     request_forget(memory=first, reason="asked to", seen_version=first.row_version, by=lead)
     erase_subject(tenant=acme, user_id="u-dana", reason="GDPR request", requested_by=f"user:{admin.pk}")
     assert webhooks.fan_out(acme.pk, send=False)  # the erasure's change, to be delivered
+    webhooks.notify(acme, "health.regressed", "unreviewed:1", {"rate": 0.4, "previous_rate": 0.02})
     make_memory(acme)  # one in force that no person moved, for a sampled audit
     sample = sampling.draw(tenant=acme, population="unreviewed", by=f"user:{lead.pk}", precision=0.3)
     audit_results.label_record(item=sample.drawn.first(), labeler=labeler, outcome="true")

@@ -1,7 +1,9 @@
 """What agents report back (which memories each response used) and where their changes are posted
-(webhooks, their deliveries and each attempt): issue 16."""
+(webhooks, their deliveries and each attempt): issue 16; and the tenant's notices that are not
+memory changes, posted the same way (issue 31: memory health got worse)."""
 
 from django.db import models
+from django.db.models import Q
 
 from memory_review.memories.models import Memory, MemoryChange
 from memory_review.tenancy.models import SealedTenantOwned, TenantOwned
@@ -82,14 +84,37 @@ class WebhookEndpoint(SealedTenantOwned):
         return "disabled" if self.disabled_at else "enabled"
 
 
+class Notice(SealedTenantOwned):
+    """A tenant-level event the agents hear of that is not a memory change (agents/webhooks.py
+    `notify`): its kind (`health.regressed`), the key that makes it once (a second notice of the
+    same kind and key is not written), and what it says. `data` holds population-level figures and
+    the names of agents, channels and kinds, never a person's words. Sealed like the deliveries that
+    carry it: a notice forged or edited around the application is named by verification."""
+
+    seal_kind = "notice"
+    seal_fields = ("kind", "key", "data", "created_at")
+
+    kind = models.CharField(max_length=40)
+    key = models.CharField(max_length=120, help_text="Makes it once, e.g. unreviewed:<sample id>.")
+    data = models.JSONField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["tenant", "kind", "key"], name="notice_once_ux")]
+
+    def __str__(self) -> str:
+        return f"notice {self.pk}: {self.kind} {self.key}"
+
+
 class WebhookDelivery(SealedTenantOwned):
-    """One change for one endpoint: its message id (the `webhook-id` every attempt carries, so a
-    receiver can drop a repeat), where it stands, and when it is tried next. Which change goes to
-    which endpoint under which id is sealed (a delivery deleted or forged around the application
-    is named); where it stands is bookkeeping, written on every try, and is not."""
+    """One change, or one notice, for one endpoint: its message id (the `webhook-id` every attempt
+    carries, so a receiver can drop a repeat), where it stands, and when it is tried next. Which
+    change or notice goes to which endpoint under which id is sealed (a delivery deleted or forged
+    around the application is named); where it stands is bookkeeping, written on every try, and
+    is not."""
 
     seal_kind = "delivery"
-    seal_fields = ("endpoint_id", "change_id", "msg_id", "created_at")
+    seal_fields = ("endpoint_id", "change_id", "notice_id", "msg_id", "created_at")
 
     class State(models.TextChoices):
         PENDING = "pending", "Waiting"
@@ -97,7 +122,10 @@ class WebhookDelivery(SealedTenantOwned):
         FAILED = "failed", "Gave up"
 
     endpoint = models.ForeignKey(WebhookEndpoint, on_delete=models.PROTECT, related_name="deliveries")
-    change = models.ForeignKey(MemoryChange, on_delete=models.PROTECT, related_name="+")
+    change = models.ForeignKey(
+        MemoryChange, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
+    notice = models.ForeignKey(Notice, on_delete=models.PROTECT, null=True, blank=True, related_name="+")
     msg_id = models.CharField(max_length=40, unique=True)
     state = models.CharField(max_length=10, choices=State.choices, default=State.PENDING)
     attempts = models.PositiveIntegerField(default=0)
@@ -113,7 +141,32 @@ class WebhookDelivery(SealedTenantOwned):
     last_error = models.CharField(max_length=300, blank=True)
 
     class Meta:
-        constraints = [models.UniqueConstraint(fields=["endpoint", "change"], name="delivery_once_ux")]
+        # One delivery an endpoint per change and per notice. Each rule covers only the rows that
+        # carry its kind (a partial unique index on PostgreSQL and SQLite): a plain (endpoint,
+        # change) key would do there, as both let any number of NULLs in, but Oracle compares a
+        # key's NULL parts as equal, so an endpoint's second notice (endpoint, NULL) would collide
+        # with its first. Django drops conditional constraints on Oracle, where
+        # sql/oracle/030_indexes.sql has each as a function-based unique index of the same name
+        # (a row outside the condition has an all-NULL key, which Oracle does not index).
+        # `nulls_distinct=False` over (endpoint, change, notice) would say the same on PostgreSQL
+        # 15, but Django creates it on neither SQLite nor Oracle, so the tests would run unguarded.
+        constraints = [
+            models.UniqueConstraint(
+                fields=["endpoint", "change"],
+                condition=Q(change__isnull=False),
+                name="delivery_change_once_ux",
+            ),
+            models.UniqueConstraint(
+                fields=["endpoint", "notice"],
+                condition=Q(notice__isnull=False),
+                name="delivery_notice_once_ux",
+            ),
+            models.CheckConstraint(
+                condition=Q(change__isnull=False, notice__isnull=True)
+                | Q(change__isnull=True, notice__isnull=False),
+                name="delivery_change_or_notice_ck",
+            ),
+        ]
         indexes = [
             models.Index(fields=["state", "next_attempt_at"], name="delivery_due_ix"),
             models.Index(fields=["endpoint", "-id"], name="delivery_log_ix"),
@@ -122,7 +175,8 @@ class WebhookDelivery(SealedTenantOwned):
         ]
 
     def __str__(self) -> str:
-        return f"delivery {self.msg_id} of change {self.change_id} to endpoint {self.endpoint_id}"
+        what = f"change {self.change_id}" if self.change_id else f"notice {self.notice_id}"
+        return f"delivery {self.msg_id} of {what} to endpoint {self.endpoint_id}"
 
 
 class WebhookAttempt(TenantOwned):

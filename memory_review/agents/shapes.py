@@ -126,13 +126,16 @@ def endpoint(row, *, secret: str | None = None) -> dict:
 
 
 def delivery(row) -> dict:
-    """One delivery in an endpoint's log, with each try."""
+    """One delivery in an endpoint's log, with each try: a change's (its position and memory) or a
+    notice's (its id)."""
+    change = row.change
     return {
         "id": row.pk,
         "webhook_id": row.msg_id,
-        "change_seq": row.change.seq,
-        "kind": row.change.kind,
-        "memory_id": row.change.memory_id,
+        "change_seq": change.seq if change else None,
+        "kind": change.kind if change else row.notice.kind,
+        "memory_id": change.memory_id if change else None,
+        "notice_id": row.notice_id,
         "state": row.state,
         "attempts": row.attempts,
         "next_attempt_at": _when(row.next_attempt_at) if row.state == "pending" else None,

@@ -10,7 +10,11 @@ seen acts on each change once, even when a worker died after the receiver answer
 
 Delivery is at least once and not in order (a retry overtakes nothing it waits for): the body
 carries the change's feed position (`data.seq`), and the feed (GET changes) is the order and
-the way to catch up."""
+the way to catch up.
+
+A tenant's notices (`notify`: memory health got worse, issue 31) are not changes and have no
+place in the feed: each is written once under its key, with its deliveries, in one transaction,
+and sent as a change's are."""
 
 import asyncio
 import base64
@@ -28,7 +32,7 @@ import httpx
 from celery import current_app
 from django.conf import settings
 from django.core.cache import cache
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.db.models import Count, F, OuterRef, Prefetch, Q, Subquery
 from django.db.models.functions import Coalesce
 from django.utils import timezone
@@ -39,11 +43,16 @@ from memory_review.tenancy.models import Tenant
 from memory_review.tenancy.names import actor_names
 
 from . import feed, shapes, targets
-from .models import WebhookAttempt, WebhookDelivery, WebhookEndpoint
+from .models import Notice, WebhookAttempt, WebhookDelivery, WebhookEndpoint
 
 logger = logging.getLogger(__name__)
 
 KINDS = tuple(MemoryChange.Kind.values)
+# A tenant's notices, heard only by the endpoints that name them: an endpoint that asked for every
+# kind (none named) registered for memory changes, and a receiver written for those alone would
+# fail on a body of another shape, and be disabled for it.
+NOTICE_KINDS = ("health.regressed",)
+EVENT_KINDS = (*KINDS, *NOTICE_KINDS)
 State = WebhookDelivery.State
 FAN_OUT_BATCH = 1000
 LOG_PAGE = 200  # deliveries in a page of an endpoint's log
@@ -62,6 +71,10 @@ class EndpointRefused(ValueError):
         self.field, self.problem = field, problem
 
 
+class NoticeRefused(ValueError):
+    """A notice that cannot be sent as asked (an unknown kind, a blank key); nothing is written."""
+
+
 # -- endpoints -------------------------------------------------------------------------------
 
 
@@ -70,10 +83,11 @@ def new_secret() -> str:
 
 
 def clean_kinds(kinds) -> str:
-    unknown = sorted(set(kinds) - set(KINDS))
+    unknown = sorted(set(kinds) - set(EVENT_KINDS))
     if unknown:
-        raise EndpointRefused("kinds", f"unknown kind {', '.join(unknown)}; the kinds are {', '.join(KINDS)}")
-    return ",".join(kind for kind in KINDS if kind in set(kinds))
+        known = ", ".join(EVENT_KINDS)
+        raise EndpointRefused("kinds", f"unknown kind {', '.join(unknown)}; the kinds are {known}")
+    return ",".join(kind for kind in EVENT_KINDS if kind in set(kinds))
 
 
 def endpoint_create(tenant: Tenant, *, url: str, kinds=(), description: str = "", by: str):
@@ -174,7 +188,7 @@ def log(endpoint: WebhookEndpoint, *, before: int | None = None, limit: int = 50
         rows = rows.filter(pk__lt=before)
     ids = list(rows.order_by("endpoint_id", "-pk").values_list("pk", flat=True)[: limit + 1])
     tries = Prefetch("tries", WebhookAttempt.objects.order_by("number"))
-    shown = WebhookDelivery.objects.select_related("change", "change__memory").prefetch_related(tries)
+    shown = WebhookDelivery.objects.select_related("change__memory", "notice").prefetch_related(tries)
     found = shown.in_bulk(ids)
     page = [found[pk] for pk in ids]
     return page[:limit], (page[limit - 1].pk if len(page) > limit else None)
@@ -264,33 +278,72 @@ def fan_out(tenant_id: int, *, send: bool = True) -> list[int]:
             for endpoint in endpoints:
                 wanted = set(endpoint.kind_list) or set(KINDS)
                 rows += [
-                    WebhookDelivery(
-                        tenant_id=tenant_id,
-                        endpoint=endpoint,
-                        change_id=pk,
-                        msg_id=f"msg_{secrets.token_hex(14)}",
-                        next_attempt_at=now,
-                        queued_at=now if send else None,
-                    )
+                    _delivery(endpoint, now, send=send, change_id=pk)
                     for pk, seq, kind in changes
                     if seq > endpoint.cursor and kind in wanted
                 ]
                 endpoint.cursor = max(endpoint.cursor, changes[-1][1])
-            WebhookDelivery.objects.bulk_create(rows, batch_size=500)
+            ids = _insert(tenant_id, rows, send=send)
             WebhookEndpoint.objects.bulk_update(endpoints, ["cursor"])
-            if all(row.pk for row in rows):  # returned by the insert (Oracle returns none: ask)
-                ids = [row.pk for row in sorted(rows, key=lambda row: (row.change_id, row.pk))]
-            else:
-                ids = list(
-                    WebhookDelivery.objects.filter(msg_id__in=[row.msg_id for row in rows])
-                    .order_by("change_id", "pk")
-                    .values_list("pk", flat=True)
-                )
             made += ids
-            if send:
-                transaction.on_commit(lambda ids=ids: [_enqueue(DELIVER_TASK, tenant_id, pk) for pk in ids])
         if len(changes) < FAN_OUT_BATCH:
             return made
+
+
+def _delivery(endpoint: WebhookEndpoint, now: datetime, *, send: bool, **carries) -> WebhookDelivery:
+    """A new delivery to the endpoint of what `carries` names (change_id= or notice=)."""
+    return WebhookDelivery(
+        tenant_id=endpoint.tenant_id,
+        endpoint=endpoint,
+        msg_id=f"msg_{secrets.token_hex(14)}",
+        next_attempt_at=now,
+        queued_at=now if send else None,
+        **carries,
+    )
+
+
+def _insert(tenant_id: int, rows: list[WebhookDelivery], *, send: bool) -> list[int]:
+    """Write the deliveries (sealed); their ids, oldest change first, each queued once they commit."""
+    WebhookDelivery.objects.bulk_create(rows, batch_size=500)
+    if all(row.pk for row in rows):  # returned by the insert (Oracle returns none: ask)
+        ids = [row.pk for row in sorted(rows, key=lambda row: (row.change_id or 0, row.pk))]
+    else:
+        ids = list(
+            WebhookDelivery.objects.filter(msg_id__in=[row.msg_id for row in rows])
+            .order_by("change_id", "pk")
+            .values_list("pk", flat=True)
+        )
+    if send:
+        transaction.on_commit(lambda: [_enqueue(DELIVER_TASK, tenant_id, pk) for pk in ids])
+    return ids
+
+
+def notify(tenant: Tenant, kind: str, key: str, data: dict, *, send: bool = True) -> Notice | None:
+    """Tell the tenant's agents of something that is not a memory change: the notice, written once
+    under its kind and key, and in the same transaction a delivery to each endpoint not removed that
+    named its kind (a disabled one's waits, as its changes do), queued once they commit. None, and
+    nothing written, when a notice of that kind and key was written before. NoticeRefused, with
+    nothing written, for a kind that is not a notice's or a key that is blank or too long."""
+    if kind not in NOTICE_KINDS:
+        raise NoticeRefused(f"unknown notice kind {kind!r}; the notice kinds are {', '.join(NOTICE_KINDS)}")
+    if not key or len(key) > Notice._meta.get_field("key").max_length:
+        raise NoticeRefused(f"a notice's key is 1 to 120 characters; got {key!r}")
+    mine = Notice.objects.for_tenant(tenant).filter(kind=kind, key=key)
+    try:
+        with transaction.atomic():
+            if mine.exists():
+                return None
+            notice = Notice.objects.create(tenant=tenant, kind=kind, key=key, data=data)
+            live = WebhookEndpoint.objects.for_tenant(tenant).filter(removed_at__isnull=True).order_by("pk")
+            now = timezone.now()
+            rows = [_delivery(e, now, send=send, notice=notice) for e in live if kind in e.kind_list]
+            ids = _insert(tenant.pk, rows, send=send)
+    except IntegrityError:  # another process wrote the same notice between our look and our write
+        if mine.exists():
+            return None
+        raise
+    logger.info("notice %s %s for tenant %s: %s deliveries", kind, key, tenant.pk, len(ids))
+    return notice
 
 
 def due(tenant_id: int, now: datetime | None = None) -> list[int]:
@@ -334,7 +387,17 @@ def sweep(tenant_id: int) -> int:
 
 
 def payload(delivery: WebhookDelivery) -> str:
-    """The body: Standard Webhooks' envelope around the change as the feed gives it."""
+    """The body: Standard Webhooks' envelope around the change as the feed gives it, or around
+    the notice's data."""
+    notice = delivery.notice
+    if notice is not None:
+        body = {
+            "type": notice.kind,
+            "timestamp": notice.created_at.isoformat(),
+            "tenant": delivery.tenant.slug,
+            "data": notice.data,
+        }
+        return json.dumps(body, separators=(",", ":"))
     change = delivery.change
     data = shapes.change(change, actor_names(shapes.actors([change])))
     body = {
@@ -377,7 +440,7 @@ def _claim(tenant_id: int, pk: int, now: datetime) -> WebhookDelivery | None:
         if not claimed:
             return None
         delivery = WebhookDelivery.objects.select_related(
-            "tenant", "endpoint", "change__memory", "change__transition"
+            "tenant", "endpoint", "change__memory", "change__transition", "notice"
         ).get(pk=pk)
         delivery.attempt = WebhookAttempt.objects.create(
             tenant_id=tenant_id, delivery=delivery, number=delivery.attempts, started_at=now

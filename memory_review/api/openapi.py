@@ -134,7 +134,8 @@ def schema() -> dict:
             "/api/v1/t/{slug}/webhooks": {
                 **_get("The tenant's webhook endpoints (never their secrets).", schemas.Query),
                 **_post(
-                    "Register an endpoint: every change of the kinds named (empty: all) is POSTed to it, "
+                    "Register an endpoint: every change of the kinds named (empty: all), and each notice "
+                    "of a kind named (`health.regressed`), is POSTed to it, "
                     "signed as Standard Webhooks says, retried for up to 24 h under one `webhook-id`. "
                     "The answer holds its `secret`, shown this once. Loopback, private, link-local "
                     "and reserved targets are refused.",

@@ -160,13 +160,15 @@ class CandidateIn(Strict):
     proposed_by: Author = "agent"
 
 
-ChangeKind = Annotated[str, one_of(list(webhooks.KINDS), "kind of change")]
+ChangeKind = Annotated[str, one_of(list(webhooks.EVENT_KINDS), "kind of change or notice")]
 
 
 class WebhookIn(Strict):
     url: short_text(500) = Field(description="Where to POST: https:// on the public internet.")
     kinds: list[ChangeKind] = Field(
-        default_factory=list, max_length=len(webhooks.KINDS), description="The kinds of change; empty: all."
+        default_factory=list,
+        max_length=len(webhooks.EVENT_KINDS),
+        description="The kinds of change, and of notice (health.regressed); empty: every kind of change.",
     )
     description: Annotated[str, AfterValidator(no_nul), at_most(120)] = ""
 

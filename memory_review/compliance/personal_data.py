@@ -171,6 +171,14 @@ COLUMNS: dict[str, dict[str, tuple[Holds, str]]] = {
         "removed_by": ACTOR,
     },
     "agents.WebhookDelivery": {"msg_id": CODE, "last_error": OURS},
+    "agents.Notice": {
+        "kind": CODE,
+        "key": (NONE, "a population and a sample's id"),
+        "data": (
+            NONE,
+            "population-level figures, our sentence, and the worst stratum's agent id, channel and kind",
+        ),
+    },
     "agents.WebhookAttempt": {"error": OURS},
     "jobfiles.JobFile": {
         "kind": CODE,

@@ -17,7 +17,7 @@ from memory_review.audit.context import acting_as
 from memory_review.tenancy.db_context import tenant_context
 from memory_review.tenancy.models import Tenant
 
-from . import gate, sampling
+from . import gate, notices, sampling
 from .models import AuditPlan, AuditSample, Population
 
 logger = logging.getLogger(__name__)
@@ -134,11 +134,20 @@ def draw_for(
 
 
 def draw_due(now: datetime | None = None) -> int:
-    """Beat's hourly job: every active tenant's due draws, and its gate measured again. Answers
-    how many were drawn. One tenant's failure is logged and the others still drawn."""
+    """Beat's hourly job: every active tenant's due draws, its gate measured again, and its agents
+    told of a regression the labels since have shown (quality/notices.py). Answers how many were
+    drawn. One tenant's failure is logged and the others still drawn and told."""
     now = now or timezone.now()
     drawn = 0
     for tenant in Tenant.objects.filter(is_active=True).order_by("pk"):
+        # Told before the draws: a period drawn now and not labeled yet would be the newest, and
+        # the notice's sentence is the newest period's. Not under the draw's lock: a notice is
+        # written once whoever writes it.
+        try:
+            with tenant_context(tenant.pk), acting_as(SCHEDULE):
+                notices.notify_regressions(tenant)
+        except Exception:
+            logger.exception("memory health: tenant %s's regression notices failed", tenant.pk)
         try:
             with tenant_context(tenant.pk), acting_as(SCHEDULE), drawing(tenant) as mine:
                 if not mine:

@@ -279,10 +279,10 @@ def _clock(when, fmt: str = "%H:%M:%S") -> str:
 
 
 def delivery_row(d, *, endpoint, memories_url: str, csrf_input: SafeString, redeliver_url) -> SafeString:
-    """A delivery in an endpoint's log (agents.webhooks.log: with its change, the change's memory
-    and its tries): the change, the memory, the webhook-id, its state, each try's answer, and
-    Redeliver once it is settled (`redeliver_url(delivery_id)`)."""
-    change = d.change
+    """A delivery in an endpoint's log (agents.webhooks.log: with its change and the change's
+    memory, or its notice, and its tries): the change and the memory (or the notice and the page it
+    is about), the webhook-id, its state, each try's answer, and Redeliver once it is settled
+    (`redeliver_url(delivery_id)`)."""
     state = format_html(
         '<span class="badge {}">{}</span>',
         DELIVERY_BADGE.get(d.state, "status-needs_review"),
@@ -307,13 +307,29 @@ def delivery_row(d, *, endpoint, memories_url: str, csrf_input: SafeString, rede
         else ""
     )  # fmt: skip
     return format_html(
-        '<tr><td>#{seq} {kind}<br><span class="muted">{at}</span></td>'
-        '<td><a href="{memories}{memory}/">{subject}</a></td><td><code>{msg_id}</code></td>'
+        "<tr><td>{what}</td><td>{about}</td><td><code>{msg_id}</code></td>"
         "<td>{state}</td><td>{tries}</td><td>{redeliver}</td></tr>",
-        seq=change.seq, kind=change.kind, at=_clock(change.created_at, "%Y-%m-%d %H:%M:%S"),
-        memories=memories_url, memory=change.memory_id, subject=change.memory.subject, msg_id=d.msg_id,
-        state=state, tries=tries, redeliver=redeliver,
+        what=_carried(d), about=_about(d, memories_url), msg_id=d.msg_id, state=state, tries=tries,
+        redeliver=redeliver,
     )  # fmt: skip
+
+
+def _carried(d) -> SafeString:
+    """What a delivery carries, and when it was made: a change by its place in the feed, a notice
+    by its kind."""
+    made = d.change or d.notice
+    name = f"#{d.change.seq} {d.change.kind}" if d.change_id else d.notice.kind
+    at = _clock(made.created_at, "%Y-%m-%d %H:%M:%S")
+    return format_html('{}<br><span class="muted">{}</span>', name, at)
+
+
+def _about(d, memories_url: str) -> SafeString:
+    """The change's memory, or the page the notice is about (its own words, when it names one)."""
+    if d.change_id:
+        change = d.change
+        return format_html('<a href="{}{}/">{}</a>', memories_url, change.memory_id, change.memory.subject)
+    page, words = d.notice.data.get("page"), d.notice.data.get("words") or d.notice.kind
+    return format_html('<a href="{}">{}</a>', page, words) if page else format_html("{}", words)
 
 
 def _answer(attempt) -> str:

@@ -90,6 +90,7 @@ APP_GRANTS: dict[str, Grant] = {
     "agents_webhookendpoint": Grant(WRITE, why="endpoints are disabled or removed, never deleted"),
     "agents_webhookdelivery": Grant(WRITE, why="a delivery's state moves; the row stays as the log"),
     "agents_webhookattempt": Grant(WRITE, why="a try is written as it starts and completed when it ends"),
+    "agents_notice": Grant(APPEND, why="a notice to the agents is written once, sealed, and never changed"),
     "memories_dualcontrol": Grant(WRITE),
     "assessments_policyversion": Grant(WRITE, why="a policy is retired, never deleted"),
     "assessments_assessment": Grant(WRITE),

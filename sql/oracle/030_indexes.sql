@@ -30,6 +30,22 @@ CREATE UNIQUE INDEX IF NOT EXISTS assessment_one_per_event_uq ON assessments_ass
 )
 /
 
+-- agents.WebhookDelivery delivery_change_once_ux and delivery_notice_once_ux: a delivery an endpoint
+-- per change and per notice (agents 0003). A delivery carries one or the other, the other column
+-- NULL; a plain (endpoint_id, change_id) key would make an endpoint's notice deliveries, all
+-- (endpoint_id, NULL), collide with one another on Oracle, so each rule keys only its own rows.
+CREATE UNIQUE INDEX IF NOT EXISTS delivery_change_once_ux ON agents_webhookdelivery (
+  CASE WHEN change_id IS NOT NULL THEN endpoint_id END,
+  change_id
+)
+/
+
+CREATE UNIQUE INDEX IF NOT EXISTS delivery_notice_once_ux ON agents_webhookdelivery (
+  CASE WHEN notice_id IS NOT NULL THEN endpoint_id END,
+  notice_id
+)
+/
+
 -- memories/search.py: searching subjects and content (the queue, the memories list, the audit
 -- trail's subject filter). Oracle Text CONTEXT indexes, kept in step at each commit, with a word
 -- list that indexes substrings, so the double-truncated '%word%' each search sends is an index

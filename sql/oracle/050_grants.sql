@@ -17,6 +17,10 @@ BEGIN
 END;
 /
 
+-- agents_notice: a notice to the agents is written once, sealed, and never changed
+GRANT SELECT, INSERT ON AGENTS_NOTICE TO MEMORY_APP
+/
+
 -- agents_receipt: an erasure blanks whom a response answered; a receipt is never edited otherwise
 GRANT SELECT, INSERT ON AGENTS_RECEIPT TO MEMORY_APP
 /

@@ -507,7 +507,11 @@ def test_the_delivery_goes_to_the_checked_address_with_the_name_kept_for_host_an
 @pytest.mark.parametrize(
     ("body", "field", "problem"),
     [
-        ({"url": "https://a.example/x", "kinds": ["deleted"]}, "kinds.0", "unknown kind of change 'deleted'"),
+        (
+            {"url": "https://a.example/x", "kinds": ["deleted"]},
+            "kinds.0",
+            "unknown kind of change or notice 'deleted'",
+        ),
         ({"kinds": []}, "url", "Field required"),
         ({"url": "https://a.example/x", "secret": "mine"}, "secret", "unknown field"),
         ({"url": "https://a.example/x", "description": "x" * 121}, "description", "120"),

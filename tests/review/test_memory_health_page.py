@@ -73,14 +73,21 @@ def test_the_page_states_the_estimate_and_flags_the_regression_beyond_chance(cli
     assert body.count('class="point"') == 3  # two periods, the second marked worse too
 
 
-def test_a_period_no_worse_beyond_chance_raises_no_flag(client, lead, acme, labeler):
+@pytest.fixture
+def steady(acme, labeler):
+    """Two samples of 30 email preferences: 2 wrong, then 4 (7% to 13%: within chance)."""
     for _ in range(30):
         make_memory(acme, source="email", kind="preference")
     samples = [
         sampling.draw(tenant=acme, population="unreviewed", by="user:1", precision=0.01) for _ in range(2)
     ]
     labeled(samples[0], labeler, {"email": 2})
-    labeled(samples[1], labeler, {"email": 4})  # 7% to 13% of 30: within chance
+    labeled(samples[1], labeler, {"email": 4})
+    return samples
+
+
+@pytest.mark.usefixtures("steady")
+def test_a_period_no_worse_beyond_chance_raises_no_flag(client, lead, acme):
     client.force_login(lead)
     body = client.get("/t/acme/health/").content.decode()
     assert health.health(acme, "unreviewed").regressed is None and "data-regressed" not in body

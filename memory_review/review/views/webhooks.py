@@ -23,6 +23,7 @@ KIND_WORDS = {
     "expired": "expired (hard TTL)",
     "forgotten": "forgotten",
     "erased": "erased (right to forget)",
+    "health.regressed": "health.regressed (a notice: memory health got worse beyond chance)",
 }
 
 
@@ -30,9 +31,9 @@ class EndpointForm(forms.Form):
     url = textlimits.CharField(max_length=500, strip=True, label="URL (https://…)")
     kinds = forms.MultipleChoiceField(
         required=False,
-        choices=[(kind, KIND_WORDS[kind]) for kind in webhooks.KINDS],
+        choices=[(kind, KIND_WORDS[kind]) for kind in webhooks.EVENT_KINDS],
         widget=forms.CheckboxSelectMultiple,
-        label="Kinds of change (none ticked: every kind)",
+        label="Kinds (none ticked: every kind of change; a notice only when ticked)",
     )
     description = textlimits.CharField(max_length=120, required=False, strip=True, label="What it is for")
 
