@@ -165,7 +165,7 @@ def draw_due(now: datetime | None = None) -> int:
 def drawing(tenant: Tenant):
     """Whether this process may draw for the tenant now: one draw at a time a tenant (beat's, a
     lead's "Draw now"), so two never take the same period. A lock in the cache, kept at most
-    DRAW_LOCK_SECONDS (a draw over 2,000,000 memories takes about 16 s)."""
+    DRAW_LOCK_SECONDS (a draw over 2,000,000 memories takes about 4 s)."""
     key = f"quality-drawing:{tenant.pk}"
     mine = cache.add(key, "1", DRAW_LOCK_SECONDS)
     try:
