@@ -402,6 +402,9 @@ JEV_MAX_TRIES = env_int("JEV_MAX_TRIES", 4)
 JEV_BACKOFF_S = env_float("JEV_BACKOFF_S", 0.5)
 JEV_BACKOFF_MAX_S = env_float("JEV_BACKOFF_MAX_S", 8.0)
 JEV_RETRY_AFTER_MAX_S = env_float("JEV_RETRY_AFTER_MAX_S", 30.0)
+# How long an agent's memory write waits for Jev's instruction vote (one try) before it goes into
+# force on the rules alone and a worker asks instead (assessments/screening.py).
+SCREEN_INLINE_TIMEOUT_S = env_float("SCREEN_INLINE_TIMEOUT_S", 2.0)
 # A worker renews its lease on an assessment every third of this while it lives; the reaper hands
 # one whose lease lapsed to another worker (assessments/leases.py, recovery.py).
 ASSESSMENT_LEASE_S = env_float("ASSESSMENT_LEASE_S", 30.0)

@@ -23,23 +23,30 @@ def record_event(*, tenant: Tenant, body: EventIn) -> SourceEvent:
     )
 
 
-@transaction.atomic
 def write_memory(*, event: SourceEvent, body: MemoryIn, channel: str) -> Memory:
     """`channel` says how it arrived (agent, import) in `written_by`. A memory that hides text or
     touches instructions, payment details, permissions or identity waits for a person
-    (memories/holds.py) before any agent reads it as in force; one the rules leave in force is
-    put to Jev's instruction vote once it commits (assessments/screening.py)."""
-    memory = memory_write(
-        event=event,
-        kind=body.kind,
-        subject=body.subject,
-        content=body.content,
-        written_by=f"{channel}:{body.written_by}",
-        confidence=body.confidence,
-        valid_until=body.valid_until,
-        **body.scope.model_dump(),
-    )
-    memory.held_because = holds.hold_if_untrusted(memory)
-    if screening.needs_screening(memory):
-        dispatch.screen_on_commit(memory.tenant_id, memory.pk)
+    (memories/holds.py) before any agent reads it as in force; so does one Jev votes an
+    instruction (assessments/screening.py): asked here, before the write's transaction, for an
+    agent's memory the rules pass; by a worker once it commits for an import's, or when Jev did
+    not answer in time."""
+    vote = None
+    if channel == "agent" and not holds.reasons(body.subject, body.content):
+        vote = screening.vote_inline(event.tenant_id, body.subject, body.content, event.source)
+    with transaction.atomic():
+        memory = memory_write(
+            event=event,
+            kind=body.kind,
+            subject=body.subject,
+            content=body.content,
+            written_by=f"{channel}:{body.written_by}",
+            confidence=body.confidence,
+            valid_until=body.valid_until,
+            **body.scope.model_dump(),
+        )
+        memory.held_because = holds.hold_if_untrusted(
+            memory, also=[vote.reason] if vote and vote.holds else []
+        )
+        if vote is None and screening.needs_screening(memory):
+            dispatch.screen_on_commit(memory.tenant_id, memory.pk)
     return memory

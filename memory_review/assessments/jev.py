@@ -114,18 +114,31 @@ class Jev:
             compression=False,
         )
 
-    def ask(self, state: Mapping, questions: Mapping[str, Noul]) -> JevReply:
-        """One System One request, retried as the module docstring says."""
+    def ask(
+        self,
+        state: Mapping,
+        questions: Mapping[str, Noul],
+        *,
+        tries: int | None = None,
+        timeout_s: float | None = None,
+    ) -> JevReply:
+        """One System One request, retried as the module docstring says; `tries` and `timeout_s`
+        bound a request someone waits on (a memory's instruction vote inside the agent's request)."""
         started = time.monotonic()
-        for attempt in range(1, self.max_tries + 1):
+        tries = min(tries or self.max_tries, self.max_tries)
+        for attempt in range(1, tries + 1):
             try:
                 with self.slots:
                     self.limiter.acquire()
-                    response = self.client.system_one(state=dict(state), questions=dict(questions))
+                    response = self.client.system_one(
+                        state=dict(state),
+                        questions=dict(questions),
+                        **({"timeout": timeout_s} if timeout_s else {}),
+                    )
             except TypeSafeAPIResponseValidationError as exc:
                 raise JevError(f"Jev sent a malformed response: {exc}", tries=attempt) from exc
             except (TypeSafeAPIConnectionError, TypeSafeAPIError) as exc:
-                if not _transient(exc) or attempt == self.max_tries:
+                if not _transient(exc) or attempt == tries:
                     raise JevError(_describe(exc, attempt), tries=attempt) from exc
                 self.sleep(self._delay(exc, attempt))
                 continue

@@ -41,7 +41,8 @@ def screen_memory(self, tenant_id: int, memory_id: int) -> float | None:
     time, when Jev does not answer."""
     with tenant_context(tenant_id):
         try:
-            return screening.screen(memory_id)
+            vote = screening.screen(memory_id)
+            return vote.value if vote else None
         except JevError as exc:
             logger.warning("memory %s: no instruction vote yet (%s); trying again", memory_id, exc)
             raise self.retry(exc=exc, countdown=30 * 2**self.request.retries) from exc

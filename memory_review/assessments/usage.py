@@ -53,10 +53,10 @@ class Usage:
         }
 
 
-def ask_one(jev: Jev, state: dict, questions: dict, usage: Usage) -> dict[str, float]:
-    """A single request, counted in `usage` whether it succeeds or fails."""
+def ask_one(jev: Jev, state: dict, questions: dict, usage: Usage, **bounds) -> dict[str, float]:
+    """A single request, counted in `usage` whether it succeeds or fails (`bounds`: Jev.ask's)."""
     try:
-        reply = jev.ask(state, questions)
+        reply = jev.ask(state, questions, **bounds)
     except JevError as exc:
         usage.fail(exc)
         raise

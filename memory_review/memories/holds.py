@@ -113,11 +113,12 @@ def reasons(subject: str, content: str) -> list[str]:
     return said
 
 
-def hold_if_untrusted(memory: Memory, *, request_id: str | None = None) -> list[str]:
+def hold_if_untrusted(memory: Memory, *, request_id: str | None = None, also: list[str] = ()) -> list[str]:
     """Move a memory just written to review when `reasons` finds any, or when its trust class is
-    one the tenant's rules hold (memories/trust.py), in the writer's transaction; the reasons
-    (empty when it stays in force)."""
-    said = reasons(memory.subject, memory.content)
+    one the tenant's rules hold (memories/trust.py), or for the reasons `also` gives (Jev's
+    instruction vote, asked by the caller), in the writer's transaction; the reasons (empty when
+    it stays in force)."""
+    said = reasons(memory.subject, memory.content) + list(also)
     rules = TrustRules.objects.filter(tenant_id=memory.tenant_id).first()
     if rules is not None and memory.trust in rules.held:
         said.insert(
