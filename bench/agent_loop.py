@@ -44,11 +44,11 @@ from django.test.utils import CaptureQueriesContext  # noqa: E402
 from django.utils import timezone  # noqa: E402
 
 from memory_review.agents.models import Receipt  # noqa: E402
-from memory_review.audit.context import acting_as  # noqa: E402
+from memory_review.integrity.context import acting_as  # noqa: E402
+from memory_review.integrity.db_context import tenant_context  # noqa: E402
 from memory_review.lifecycle import Actor  # noqa: E402
 from memory_review.memories.models import LIVE_STATUSES, Memory, SourceEvent, content_hash  # noqa: E402
 from memory_review.memories.services import memory_forget  # noqa: E402
-from memory_review.tenancy.db_context import tenant_context  # noqa: E402
 from memory_review.tenancy.models import Tenant  # noqa: E402
 from memory_review.tenancy.tokens import token_create  # noqa: E402
 

@@ -198,9 +198,9 @@ def prepare() -> Ground:
     from memory_review.agents import feed, webhooks
     from memory_review.agents.models import WebhookEndpoint
     from memory_review.assessments.models import Assessment, PromotionCandidate
+    from memory_review.integrity.db_context import tenant_context
     from memory_review.memories.models import DualControl, Memory
     from memory_review.memories.services import event_record, memory_write
-    from memory_review.tenancy.db_context import tenant_context
     from memory_review.tenancy.models import ApiToken, Tenant
     from memory_review.tenancy.tokens import token_create, token_revoke
 

@@ -1,5 +1,5 @@
 """Many rows of one model written at once, for the benchmarks' big tables: `COPY` on PostgreSQL,
-`executemany` elsewhere. bulk_create builds a model instance and seals every row (audit/seals.py):
+`executemany` elsewhere. bulk_create builds a model instance and seals every row (integrity/seals.py):
 at twenty million verdicts that is hours; a COPY of the same rows, minutes.
 
 Rows written here go around the application: they are not sealed, and nothing checks them as

@@ -51,10 +51,10 @@ from memory_review.agents.models import WebhookAttempt  # noqa: E402
 from memory_review.assessments.invalidation import observe_event  # noqa: E402
 from memory_review.assessments.services import policy_ensure_default  # noqa: E402
 from memory_review.assessments.standin import StandinConfig, StandinServer  # noqa: E402
-from memory_review.audit.context import acting_as  # noqa: E402
+from memory_review.integrity.context import acting_as  # noqa: E402
+from memory_review.integrity.db_context import tenant_context  # noqa: E402
 from memory_review.lifecycle import Actor  # noqa: E402
 from memory_review.memories.services import event_record, memory_forget, memory_write  # noqa: E402
-from memory_review.tenancy.db_context import tenant_context  # noqa: E402
 from memory_review.tenancy.models import Membership, Role, Tenant  # noqa: E402
 from memory_review.tenancy.tokens import token_create  # noqa: E402
 from tests.webhook_receiver import Receiver  # noqa: E402

@@ -82,13 +82,13 @@ from memory_review.assessments.models import (  # noqa: E402
 )
 from memory_review.assessments.policy import Thresholds, decide_promotion  # noqa: E402
 from memory_review.audit import chain  # noqa: E402
-from memory_review.audit.heads import lock_head  # noqa: E402
-from memory_review.audit.keys import keyring  # noqa: E402
 from memory_review.audit.models import Transition  # noqa: E402
 from memory_review.calibration import figures as derived  # noqa: E402
 from memory_review.calibration import labeling  # noqa: E402
 from memory_review.calibration.models import Label  # noqa: E402
 from memory_review.calibration.sweep import CODES, dispositions  # noqa: E402
+from memory_review.integrity.heads import lock_head  # noqa: E402
+from memory_review.integrity.keys import keyring  # noqa: E402
 from memory_review.memories import tallies  # noqa: E402
 from memory_review.memories.models import (  # noqa: E402
     Memory,

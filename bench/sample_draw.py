@@ -32,10 +32,10 @@ from django.db import connection, transaction  # noqa: E402
 from django.utils import timezone  # noqa: E402
 
 from memory_review.audit.models import Transition  # noqa: E402
+from memory_review.integrity.db_context import tenant_context  # noqa: E402
 from memory_review.memories.models import Memory, SourceEvent  # noqa: E402
 from memory_review.quality import sampling  # noqa: E402
 from memory_review.quality.models import AuditItem  # noqa: E402
-from memory_review.tenancy.db_context import tenant_context  # noqa: E402
 from memory_review.tenancy.models import Tenant  # noqa: E402
 
 CHANNELS = ("chat", "email", "ticket", "slack", "tool", "document")

@@ -667,7 +667,8 @@ def chain_hold(events: Events, count: int, tokens: dict[str, str]) -> dict:
     from django.test import Client
 
     from memory_review.assessments import invalidation
-    from memory_review.audit import heads, sequencer
+    from memory_review.audit import sequencer
+    from memory_review.integrity import heads
 
     held: dict[int, float] = {}
     found: list[tuple[str, float]] = []

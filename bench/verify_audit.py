@@ -29,11 +29,11 @@ from django.utils import timezone  # noqa: E402
 from memory_review.assessments.models import Assessment, PolicyVersion, Verdict  # noqa: E402
 from memory_review.assessments.services import policy_ensure_default  # noqa: E402
 from memory_review.audit import chain, checkpoints  # noqa: E402
-from memory_review.audit.heads import lock_head  # noqa: E402
-from memory_review.audit.keys import keyring  # noqa: E402
 from memory_review.audit.models import Seal, Transition  # noqa: E402
+from memory_review.integrity.db_context import tenant_context  # noqa: E402
+from memory_review.integrity.heads import lock_head  # noqa: E402
+from memory_review.integrity.keys import keyring  # noqa: E402
 from memory_review.memories.models import Memory, SourceEvent, content_hash  # noqa: E402
-from memory_review.tenancy.db_context import tenant_context  # noqa: E402
 from memory_review.tenancy.models import Tenant  # noqa: E402
 
 BATCH = 2_000

@@ -62,11 +62,11 @@ from django.db.models import Count  # noqa: E402
 
 from memory_review.agents import webhooks  # noqa: E402
 from memory_review.agents.models import WebhookAttempt, WebhookDelivery  # noqa: E402
-from memory_review.audit.context import acting_as  # noqa: E402
+from memory_review.integrity.context import acting_as  # noqa: E402
+from memory_review.integrity.db_context import tenant_context  # noqa: E402
 from memory_review.lifecycle import Actor  # noqa: E402
 from memory_review.memories.models import MemoryChange  # noqa: E402
 from memory_review.memories.services import event_record, memory_forget, memory_write  # noqa: E402
-from memory_review.tenancy.db_context import tenant_context  # noqa: E402
 from memory_review.tenancy.models import Tenant  # noqa: E402
 
 

@@ -5,7 +5,7 @@ import os
 from celery import Celery
 from celery.signals import beat_init, task_postrun, task_prerun
 
-from memory_review.audit import context
+from memory_review.integrity import context
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memory_review.settings")
 
@@ -14,7 +14,7 @@ app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
 
 
-# What a task writes to sealed rows is by `system:<task>` (audit/context.py), one token per task run.
+# What a task writes to sealed rows is by `system:<task>` (integrity/context.py), one token per task run.
 _acting: dict[str, object] = {}
 
 

@@ -174,9 +174,9 @@ def long_trail(tenant: Tenant, rows: int, *, batch: int = 5000) -> Memory:
     from django.utils import timezone
 
     from memory_review.audit import chain
-    from memory_review.audit.heads import GENESIS
-    from memory_review.audit.keys import keyring
     from memory_review.audit.models import AuditChain, Transition
+    from memory_review.integrity.heads import GENESIS
+    from memory_review.integrity.keys import keyring
 
     memory = make_memory(tenant, subject="long trail", content="A memory moved many times.")
     ring, prev, now, pending = keyring(), GENESIS, timezone.now(), []

@@ -6,8 +6,9 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.db import DatabaseError, connection, transaction
 
-from memory_review.audit import chain, heads, verification
+from memory_review.audit import chain, verification
 from memory_review.audit.models import Transition
+from memory_review.integrity import heads
 from memory_review.lifecycle import Actor, transition
 from tests.factories import make_memory, without_append_only_trigger
 
@@ -129,7 +130,7 @@ def test_a_rows_hash_is_pinned_so_no_backend_or_refactor_changes_it_silently():
     """docs/audit.md describes this computation; tools/verify_export.py repeats it."""
     from datetime import UTC, datetime
 
-    from memory_review.audit.keys import Keyring
+    from memory_review.integrity.keys import Keyring
 
     key = bytes(range(32))
     row = Transition(

@@ -7,8 +7,9 @@ import pytest
 from django.core.exceptions import ImproperlyConfigured
 from django.core.management import call_command
 
-from memory_review.audit import checkpoints, keys
+from memory_review.audit import checkpoints
 from memory_review.audit.tasks import checkpoint_all
+from memory_review.integrity import keys
 
 
 @pytest.mark.parametrize(

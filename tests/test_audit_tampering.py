@@ -15,9 +15,9 @@ from django.db import connection
 from django.utils import timezone
 
 from memory_review.audit import chain, checkpoints, verification
-from memory_review.audit.keys import Keyring
 from memory_review.audit.models import AuditChain, Seal, Transition
 from memory_review.audit.tasks import checkpoint_all
+from memory_review.integrity.keys import Keyring
 from memory_review.lifecycle import Actor, LifecycleError, transition
 from memory_review.memories.models import Memory
 from tests.factories import make_memory, without_append_only_trigger
@@ -130,7 +130,7 @@ def test_history_rewritten_with_the_key_and_checkpointed_again_is_caught_by_the_
 
 
 def keyring_and_key():
-    from memory_review.audit.keys import keyring
+    from memory_review.integrity.keys import keyring
 
     ring = keyring()
     return ring, ring.key(ring.current)

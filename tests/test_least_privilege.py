@@ -10,10 +10,10 @@ from memory_review.assessments.invalidation import observe_event, run_invalidati
 from memory_review.assessments.models import Verdict
 from memory_review.audit import verification
 from memory_review.compliance.erasure import erase_subject
+from memory_review.integrity.db_context import clear_tenant, set_tenant
 from memory_review.lifecycle import Actor, transition
 from memory_review.memories.models import Memory, SourceEvent
 from memory_review.memories.services import event_record
-from memory_review.tenancy.db_context import clear_tenant, set_tenant
 from memory_review.tenancy.grants import APP_GRANTS, unmapped
 from tests.factories import make_memory
 

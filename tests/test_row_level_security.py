@@ -7,10 +7,10 @@ from django.apps import apps
 from django.core.management import call_command
 from django.db import DatabaseError, connection, transaction
 
+from memory_review.integrity import db_context
+from memory_review.integrity.db_context import clear_tenant, set_tenant, tenant_context
 from memory_review.lifecycle import Actor, transition
 from memory_review.memories.models import Memory, SourceEvent
-from memory_review.tenancy import db_context
-from memory_review.tenancy.db_context import clear_tenant, set_tenant, tenant_context
 from tests.factories import make_memory
 
 RLS_MIGRATIONS = [

@@ -5,7 +5,8 @@ look edited around the application."""
 import importlib
 import pkgutil
 
-from memory_review.audit import migrations, seals
+from memory_review.audit import migrations
+from memory_review.integrity import seals
 
 
 def sealed_by_migrations() -> dict[str, tuple[str, ...]]:

@@ -10,12 +10,13 @@ from django.utils import timezone
 
 from memory_review.agents import receipts, webhooks
 from memory_review.assessments.models import PromotionCandidate
-from memory_review.audit import seals, verification
+from memory_review.audit import verification
 from memory_review.audit.models import Seal
 from memory_review.calibration import adoption, labeling
 from memory_review.calibration.models import ReplaySet
 from memory_review.compliance.dual_control import request_forget
 from memory_review.compliance.erasure import erase_subject
+from memory_review.integrity import seals
 from memory_review.memories import holds
 from memory_review.memories.models import MemoryChange, MemoryLink
 from memory_review.memories.services import link_create

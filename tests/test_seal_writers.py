@@ -1,4 +1,4 @@
-"""Who each sealed write is by (audit/context.py): the signed-in person, the agent's token or the
+"""Who each sealed write is by (integrity/context.py): the signed-in person, the agent's token or the
 job, as the seals' ledger records it; and the request ids that land in the audit trail."""
 
 import pytest

@@ -13,8 +13,9 @@ from django.db.models import F
 
 from memory_review.assessments.invalidation import VERDICT_COLUMNS, VerdictRow
 from memory_review.assessments.models import Assessment, PolicyVersion, Verdict
-from memory_review.audit import seals, sequencer, verification
+from memory_review.audit import sequencer, verification
 from memory_review.audit.models import Seal
+from memory_review.integrity import seals
 from memory_review.memories.services import event_record
 from tests.factories import make_memory
 

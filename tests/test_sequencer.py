@@ -14,10 +14,11 @@ from django.test import Client
 from django.utils import timezone
 
 from memory_review.agents import feed
-from memory_review.audit import checks, heads, sequencer, verification
-from memory_review.audit.keys import keyring
+from memory_review.audit import checks, sequencer, verification
 from memory_review.audit.models import AuditChain, Seal, Transition
 from memory_review.audit.tasks import sequence_waiting
+from memory_review.integrity import heads
+from memory_review.integrity.keys import keyring
 from memory_review.lifecycle import Actor, transition
 from memory_review.memories.models import Memory, MemoryChange
 from tests.factories import make_memory, without_append_only_trigger

@@ -4,7 +4,7 @@ import logging
 
 from celery import shared_task
 
-from memory_review.tenancy.db_context import tenant_context
+from memory_review.integrity.db_context import tenant_context
 from memory_review.tenancy.models import Tenant
 
 from . import webhooks

@@ -23,10 +23,10 @@ from memory_review.assessments import selectors as assessments_selectors
 from memory_review.assessments.invalidation import observe_event
 from memory_review.assessments.models import Assessment, NoActivePolicy, Verdict
 from memory_review.assessments.promotion import candidate_propose
-from memory_review.audit import seals
+from memory_review.integrity import seals
+from memory_review.integrity.db_context import set_tenant
 from memory_review.lifecycle import LifecycleError
 from memory_review.memories.models import SourceEvent
-from memory_review.tenancy.db_context import set_tenant
 from memory_review.tenancy.models import ApiToken
 from memory_review.tenancy.names import actor_names
 from memory_review.tenancy.tokens import token_authenticate, token_is_live

@@ -17,8 +17,8 @@ from django.db import DatabaseError, connections
 from django.db.models import Q
 from django.utils import timezone
 
+from memory_review.integrity.db_context import tenant_context
 from memory_review.ops import metrics
-from memory_review.tenancy.db_context import tenant_context
 
 from .models import Assessment
 

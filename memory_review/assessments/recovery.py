@@ -16,8 +16,8 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from memory_review.integrity.db_context import tenant_context
 from memory_review.ops import metrics
-from memory_review.tenancy.db_context import tenant_context
 from memory_review.tenancy.models import Tenant
 from memory_review.textlimits import fit
 

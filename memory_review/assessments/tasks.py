@@ -6,8 +6,8 @@ import logging
 from celery import shared_task
 from django.db import OperationalError
 
+from memory_review.integrity.db_context import tenant_context
 from memory_review.ops import logs
-from memory_review.tenancy.db_context import tenant_context
 
 from . import recovery, screening
 from .dispatch import RUN_ASSESSMENT, SCREEN_MEMORY

@@ -2,7 +2,7 @@
 algorithm is written down for auditors in docs/audit.md; tools/verify_export.py checks an export
 with the standard library alone. Change neither without the other.
 
-Each row's hash is HMAC-SHA256 under a key kept outside the database (audit/keys.py), over the
+Each row's hash is HMAC-SHA256 under a key kept outside the database (integrity/keys.py), over the
 row's canonical form, which includes the previous row's hash and the key's id. Free text (the
 reason, the request id) enters the hash only through its own keyed hash, stored beside it, so an
 erasure can blank the text and the row still verifies. Every row is keyed (migrations audit.0004
@@ -14,9 +14,17 @@ import hmac
 
 from django.db import transaction
 
-from . import seals
-from .heads import ChainBroken, canonical, links_inline, lock_head, refuse_beyond, written
-from .keys import Keyring, keyring
+from memory_review.integrity import seals
+from memory_review.integrity.heads import (
+    ChainBroken,
+    canonical,
+    links_inline,
+    lock_head,
+    refuse_beyond,
+    written,
+)
+from memory_review.integrity.keys import Keyring, keyring
+
 from .models import Transition
 
 # The fields a row's hash covers. Changing this list breaks every chain.

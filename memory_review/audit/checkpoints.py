@@ -37,11 +37,11 @@ from django.conf import settings
 from django.db import connection
 from django.utils import timezone
 
-from memory_review.tenancy.db_context import tenant_context
+from memory_review.integrity.db_context import tenant_context
+from memory_review.integrity.heads import GENESIS, canonical
+from memory_review.integrity.keys import keyring
 from memory_review.tenancy.models import Tenant
 
-from .heads import GENESIS, canonical
-from .keys import keyring
 from .models import AuditChain, AuditVerification
 
 logger = logging.getLogger(__name__)

@@ -14,11 +14,12 @@ from django.conf import settings
 from django.db.models import F, OuterRef, Q, Subquery
 from django.utils import timezone
 
+from memory_review.integrity import seals
+from memory_review.integrity.heads import GENESIS, ChainBroken
+from memory_review.integrity.keys import Keyring
 from memory_review.tenancy.models import Tenant
 
-from . import chain, seals, sequencer
-from .heads import GENESIS, ChainBroken
-from .keys import Keyring
+from . import chain, sequencer
 from .models import AuditChain, Seal, Transition
 
 CHUNK = 5000

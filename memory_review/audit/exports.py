@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from django.db.models import QuerySet
 from django.utils import timezone
 
-from memory_review.tenancy.db_context import tenant_context
+from memory_review.integrity.db_context import tenant_context
 from memory_review.tenancy.models import Tenant
 
 from .chain import HASHED_FIELDS, TEXT_FIELDS

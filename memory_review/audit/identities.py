@@ -31,9 +31,9 @@ from django.db import transaction
 from django.db.models import Q
 from django.db.models.signals import m2m_changed, post_delete, post_save, pre_delete, pre_save
 
-from . import seals
-from .heads import canonical
-from .keys import keyring
+from memory_review.integrity import seals
+from memory_review.integrity.heads import canonical
+from memory_review.integrity.keys import keyring
 
 logger = logging.getLogger(__name__)
 

@@ -99,7 +99,7 @@ class Transition(TenantOwned):
 
 
 class Seal(TenantOwned):
-    """Append-only: one row per write to a sealed row (audit/seals.py), chained per tenant like the
+    """Append-only: one row per write to a sealed row (integrity/seals.py), chained per tenant like the
     transitions. `digest` is HMAC-SHA256 of the row's sealed columns as the write left them."""
 
     class Action(models.TextChoices):

@@ -2,7 +2,7 @@
 and feed changes their positions, and links them into the tenant's chains, a batch at a time.
 
 Writers append those rows with no position and a keyed digest of their own (`leaf`), and lock
-nothing tenant-wide (audit/heads.py, `written`). One sequencer runs a tenant at a time: it holds
+nothing tenant-wide (integrity/heads.py, `written`). One sequencer runs a tenant at a time: it holds
 the tenant's AuditChain row while it works. In one transaction it reads the rows that have
 committed without a position, oldest first, checks each one's own digest (a row changed while it
 waited is never linked: the tenant's sequencing stops, and verify_audit names the row), and
@@ -33,9 +33,11 @@ from django.db import connections, transaction
 from django.db.models import Max, Min, QuerySet
 from django.dispatch import Signal
 
-from . import chain, seals
-from .heads import GENESIS, ChainBroken, flag, lock_head, refuse_beyond, sequencing
-from .keys import Keyring, keyring
+from memory_review.integrity import seals
+from memory_review.integrity.heads import GENESIS, ChainBroken, flag, lock_head, refuse_beyond, sequencing
+from memory_review.integrity.keys import Keyring, keyring
+
+from . import chain
 from .models import AuditChain, Seal, Transition
 
 logger = logging.getLogger(__name__)

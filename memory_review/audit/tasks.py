@@ -2,12 +2,12 @@
 
 from celery import shared_task
 
-from memory_review.tenancy.db_context import tenant_context
+from memory_review.integrity.context import acting_as
+from memory_review.integrity.db_context import tenant_context
+from memory_review.integrity.heads import SEQUENCE_TASK
 from memory_review.tenancy.models import Tenant
 
 from . import sequencer, verification
-from .context import acting_as
-from .heads import SEQUENCE_TASK
 from .verification import verify_and_checkpoint
 
 

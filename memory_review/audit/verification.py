@@ -15,13 +15,13 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from memory_review.tenancy.db_context import tenant_context
+from memory_review.integrity.db_context import tenant_context
+from memory_review.integrity.keys import Keyring, keyring
 from memory_review.tenancy.models import Tenant
 from memory_review.textlimits import fit
 
 from . import checkpoints, checks, identities
 from .checks import UNWATCHED, Break, Progress
-from .keys import Keyring, keyring
 from .models import AuditChain, AuditVerification, RunState, VerificationRun
 
 STALE = "stale"  # the only problem the checkpoint job may write past: writing is its remedy

@@ -5,7 +5,7 @@ cite either, and every copy of their words (issue 14, item 4; `blank_copies`). R
 `system:erasure`, whose reason cites the erasure and never the content. The Erasure row keeps the
 counts and a proof hash over the erased rows' ids and prior content hashes (never the content), for
 auditors; agents' usage receipts of the person or their memories lose whom they answered; each
-blanked sealed row gets an `erase` seal naming the erasure (audit/seals.py)."""
+blanked sealed row gets an `erase` seal naming the erasure (integrity/seals.py)."""
 
 import hashlib
 import json
@@ -24,10 +24,11 @@ from memory_review.assessments.models import (
     CandidateStatus,
     PromotionCandidate,
 )
-from memory_review.audit import chain, seals
-from memory_review.audit.keys import keyring
+from memory_review.audit import chain
 from memory_review.audit.models import Transition
 from memory_review.calibration.models import Label, ReplaySet
+from memory_review.integrity import seals
+from memory_review.integrity.keys import keyring
 from memory_review.jobfiles import services as jobfiles
 from memory_review.jobfiles.models import JobFile
 from memory_review.lifecycle import Actor, LifecycleError, permits, transition

@@ -18,7 +18,7 @@ import random
 from collections.abc import Callable
 from datetime import timedelta
 
-from memory_review.audit.context import acting_as
+from memory_review.integrity.context import acting_as
 from memory_review.memories.models import Memory
 from memory_review.memories.services import event_record, memory_write
 from memory_review.quality import results, schedule

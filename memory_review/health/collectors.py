@@ -12,10 +12,10 @@ from prometheus_client.registry import Collector
 
 from memory_review.assessments.models import Assessment
 from memory_review.audit import sequencer
+from memory_review.integrity.db_context import tenant_context
 from memory_review.memories.models import Memory, MemoryStatus, MemoryTally
 from memory_review.memories.tallies import summed
 from memory_review.quality import health
-from memory_review.tenancy.db_context import tenant_context
 from memory_review.tenancy.models import Tenant
 
 OPEN_STATES = (Assessment.State.QUEUED, Assessment.State.RUNNING, Assessment.State.FAILED)

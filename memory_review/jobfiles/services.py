@@ -28,7 +28,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from memory_review.tenancy.db_context import tenant_context
+from memory_review.integrity.db_context import tenant_context
 from memory_review.tenancy.models import Membership, Tenant
 from memory_review.textlimits import fit
 

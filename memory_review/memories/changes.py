@@ -5,7 +5,7 @@ from django.db.models import Max
 from django.dispatch import Signal
 from django.utils import timezone
 
-from memory_review.audit.heads import links_inline, lock_head, written
+from memory_review.integrity.heads import links_inline, lock_head, written
 
 from .models import Memory, MemoryChange
 

@@ -8,8 +8,8 @@ from datetime import UTC
 
 from django.utils import timezone
 
+from memory_review.integrity.db_context import tenant_context
 from memory_review.lifecycle import Actor, LifecycleError, transition
-from memory_review.tenancy.db_context import tenant_context
 from memory_review.tenancy.models import Tenant
 
 from .models import EXPIRABLE, Memory

@@ -21,7 +21,7 @@ import re
 from django.db import transaction
 from django.utils import timezone
 
-from memory_review.audit.context import acting_as
+from memory_review.integrity.context import acting_as
 from memory_review.lifecycle import Actor, transition
 
 from . import hidden_text, trust

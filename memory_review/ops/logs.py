@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 
 from django.core.signals import request_finished
 
-from memory_review.tenancy import db_context
+from memory_review.integrity import db_context
 
 request_id: ContextVar[str | None] = ContextVar("log_request_id", default=None)
 assessment_id: ContextVar[int | None] = ContextVar("log_assessment_id", default=None)

@@ -3,8 +3,8 @@ import uuid
 
 from django.conf import settings
 
-from memory_review.audit.context import acting_as
-from memory_review.tenancy.db_context import clear_tenant
+from memory_review.integrity.context import acting_as
+from memory_review.integrity.db_context import clear_tenant
 
 from . import logs
 

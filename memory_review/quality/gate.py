@@ -31,7 +31,7 @@ from django.utils import timezone
 
 from memory_review.assessments.models import Assessment, Verdict
 from memory_review.assessments.policy import decide, policy_action
-from memory_review.audit.context import acting_as
+from memory_review.integrity.context import acting_as
 from memory_review.tenancy.models import Tenant
 
 from . import results, sampling

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from django.db import transaction
 from django.db.models import Count, Min, Q
 
-from memory_review.audit.context import acting_as
 from memory_review.calibration.labeling import withdraw_newest
+from memory_review.integrity.context import acting_as
 
 from .estimates import Estimate, Stratum, stratified_estimate, stratum_estimate
 from .models import Answer, AuditItem, AuditLabel, AuditSample

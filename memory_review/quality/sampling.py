@@ -50,8 +50,8 @@ from django.db.models import (
 from django.db.models.functions import Cast
 from django.utils import timezone
 
-from memory_review.audit.context import acting_as
 from memory_review.audit.models import Transition
+from memory_review.integrity.context import acting_as
 from memory_review.memories.models import Memory, MemoryStatus
 from memory_review.tenancy.models import Tenant
 

@@ -13,8 +13,8 @@ from django.core.cache import cache
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from memory_review.audit.context import acting_as
-from memory_review.tenancy.db_context import tenant_context
+from memory_review.integrity.context import acting_as
+from memory_review.integrity.db_context import tenant_context
 from memory_review.tenancy.models import Tenant
 
 from . import gate, notices, sampling

@@ -2,8 +2,8 @@
 
 from celery import shared_task
 
-from memory_review.audit.context import acting_as
-from memory_review.tenancy.db_context import tenant_context
+from memory_review.integrity.context import acting_as
+from memory_review.integrity.db_context import tenant_context
 from memory_review.tenancy.models import Tenant
 
 from . import schedule

@@ -3,7 +3,8 @@
 from django.contrib.auth.models import AbstractBaseUser
 from django.http import Http404
 
-from .db_context import set_tenant
+from memory_review.integrity.db_context import set_tenant
+
 from .models import Membership, Tenant
 
 

@@ -7,6 +7,6 @@ class TenancyConfig(AppConfig):
     label = "tenancy"
 
     def ready(self):
-        from .db_context import use_owner_schema
+        from memory_review.integrity.db_context import use_owner_schema
 
         connection_created.connect(use_owner_schema, dispatch_uid="oracle-owner-schema")

@@ -4,7 +4,7 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
-from memory_review.audit.seals import Sealed, SealedQuerySet
+from memory_review.integrity.seals import Sealed, SealedQuerySet
 
 
 class Tenant(Sealed):
@@ -135,7 +135,7 @@ class SealedTenantQuerySet(SealedQuerySet, TenantQuerySet):
 
 
 class SealedTenantOwned(Sealed, TenantOwned):
-    """A tenant's row that a decision rests on: every write to it is sealed (audit/seals.py)."""
+    """A tenant's row that a decision rests on: every write to it is sealed (integrity/seals.py)."""
 
     objects = SealedTenantQuerySet.as_manager()
 

@@ -1,7 +1,7 @@
 """PostgreSQL row-level security: the same isolation as Oracle's VPD (sql/oracle/020_vpd.sql).
 
 Every table that carries a tenant gets a policy keyed on the `app.tenant_id` setting, which the
-app sets per request and Celery task (memory_review.tenancy.db_context) and clears after. With no
+app sets per request and Celery task (memory_review.integrity.db_context) and clears after. With no
 tenant set the predicate matches nothing. The table owner (who runs migrations, seed_demo and
 verify_audit) is exempt, as PostgreSQL exempts owners unless FORCE is used; production web and
 worker processes connect as a role that owns nothing. Migrations that add a tenant table call

@@ -199,7 +199,7 @@ def test_the_migration_seals_the_deliveries_made_before_notices_again_and_verifi
     from django.db import connection
     from django.db.migrations.loader import MigrationLoader
 
-    from memory_review.audit import seals
+    from memory_review.integrity import seals
 
     register(acme, receiver.url, [])
     make_memory(acme)

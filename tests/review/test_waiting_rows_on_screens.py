@@ -4,7 +4,8 @@ belongs (the newest), say it waits rather than print an empty position, and page
 
 import pytest
 
-from memory_review.audit import heads, sequencer
+from memory_review.audit import sequencer
+from memory_review.integrity import heads
 from memory_review.lifecycle import Actor, transition
 from memory_review.memories.models import Memory
 from memory_review.review import audit_trail, memory_page

@@ -9,10 +9,10 @@ from django.test import Client
 from prometheus_client import REGISTRY
 
 from memory_review.assessments.invalidation import observe_event, run_invalidation
+from memory_review.integrity.db_context import tenant_context
 from memory_review.lifecycle import Actor, transition
 from memory_review.memories.services import event_record
 from memory_review.ops import logs
-from memory_review.tenancy.db_context import tenant_context
 from tests.factories import make_memory, memory_in
 
 CLOSED_PORT = "http://127.0.0.1:9"  # discard: nothing listens
@@ -143,7 +143,7 @@ def test_a_request_logs_with_its_request_id(json_log):
 
 def test_a_record_carries_tenant_and_assessment_when_set(json_log):
     with logs.bound(logs.assessment_id, 42), logs.bound(logs.request_id, "req-1"):
-        from memory_review.tenancy import db_context
+        from memory_review.integrity import db_context
 
         token = db_context._current.set(7)
         try:

@@ -32,7 +32,7 @@ def sign_existing_rows(apps, schema_editor):
     forgery. The trail's content is untouched: only prev_hash, hash and key_id change. Nothing
     to do on a new installation."""
     from memory_review.audit import chain
-    from memory_review.audit.keys import keyring
+    from memory_review.integrity.keys import keyring
 
     Transition = apps.get_model("audit", "Transition")
     AuditChain = apps.get_model("audit", "AuditChain")

@@ -102,10 +102,11 @@ def triggers(apps, schema_editor):
 
 
 def seal_what_exists(apps, schema_editor):
-    from memory_review.audit import checkpoints, seals
-    from memory_review.audit.context import acting_as
-    from memory_review.audit.heads import GENESIS, canonical
-    from memory_review.audit.keys import keyring
+    from memory_review.audit import checkpoints
+    from memory_review.integrity import seals
+    from memory_review.integrity.context import acting_as
+    from memory_review.integrity.heads import GENESIS, canonical
+    from memory_review.integrity.keys import keyring
 
     tenants = list(apps.get_model("tenancy", "Tenant").objects.order_by("pk"))
     if not tenants:

@@ -9,9 +9,10 @@ from django.db import migrations
 
 
 def seal_who_counts(apps, schema_editor):
-    from memory_review.audit import checkpoints, identities, seals
-    from memory_review.audit.context import acting_as
-    from memory_review.tenancy.db_context import tenant_context
+    from memory_review.audit import checkpoints, identities
+    from memory_review.integrity import seals
+    from memory_review.integrity.context import acting_as
+    from memory_review.integrity.db_context import tenant_context
 
     tenants = list(apps.get_model("tenancy", "Tenant").objects.order_by("pk"))
     with acting_as("system:migration audit.0013"):

@@ -13,8 +13,9 @@ SEALED = {
 
 
 def seal_the_feed(apps, schema_editor):
-    from memory_review.audit import checkpoints, seals
-    from memory_review.audit.context import acting_as
+    from memory_review.audit import checkpoints
+    from memory_review.integrity import seals
+    from memory_review.integrity.context import acting_as
 
     tenants = list(apps.get_model("tenancy", "Tenant").objects.order_by("pk"))
     with acting_as("system:migration audit.0014"):

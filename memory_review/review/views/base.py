@@ -13,7 +13,8 @@ from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 
 from memory_review import params
-from memory_review.audit import identities, seals
+from memory_review.audit import identities
+from memory_review.integrity import seals
 from memory_review.tenancy.access import get_membership
 from memory_review.tenancy.models import Membership
 

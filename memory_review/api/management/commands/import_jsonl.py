@@ -17,10 +17,10 @@ from pydantic import ValidationError
 from memory_review.api.intake import record_event, write_memory
 from memory_review.api.schemas import EventIn, MemoryIn, error_fields
 from memory_review.assessments.invalidation import observe_event
+from memory_review.integrity.db_context import tenant_context
 from memory_review.lifecycle import LifecycleError
 from memory_review.memories.models import SourceEvent
 from memory_review.params import Unreadable, json_loads
-from memory_review.tenancy.db_context import tenant_context
 from memory_review.tenancy.models import Tenant
 
 

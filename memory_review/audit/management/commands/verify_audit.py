@@ -1,8 +1,8 @@
 from django.core.management.base import BaseCommand, CommandError
 
 from memory_review.audit import checkpoints
-from memory_review.audit.context import acting_as
 from memory_review.audit.verification import verify_and_record
+from memory_review.integrity.context import acting_as
 from memory_review.tenancy.models import Tenant
 
 

@@ -3,8 +3,8 @@ from django.core.management.base import BaseCommand, CommandError
 
 from memory_review.compliance import dual_control
 from memory_review.compliance.erasure import erase_subject
+from memory_review.integrity.db_context import tenant_context
 from memory_review.lifecycle import Actor, LifecycleError
-from memory_review.tenancy.db_context import tenant_context
 from memory_review.tenancy.models import Membership, Tenant
 
 

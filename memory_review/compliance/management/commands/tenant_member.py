@@ -2,8 +2,8 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
 from memory_review.compliance import security
+from memory_review.integrity.db_context import tenant_context
 from memory_review.lifecycle import LifecycleError
-from memory_review.tenancy.db_context import tenant_context
 from memory_review.tenancy.models import Role, Tenant
 
 

@@ -4,9 +4,9 @@ from django.core.management.base import BaseCommand, CommandError
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
+from memory_review.integrity.db_context import tenant_context
 from memory_review.quality import sampling
 from memory_review.quality.models import Population
-from memory_review.tenancy.db_context import tenant_context
 from memory_review.tenancy.models import Tenant
 
 

@@ -37,7 +37,7 @@ from django.db import IntegrityError, connections, models, router, transaction
 from django.db.models import sql
 from django.utils import timezone
 
-from memory_review.tenancy.db_context import current_tenant, tenant_context
+from memory_review.integrity.db_context import current_tenant, tenant_context
 
 from .context import current_actor
 from .heads import GENESIS, ChainBroken, canonical, links_inline, lock_head, written
@@ -515,7 +515,7 @@ def append(
     """Add (kind, object id, action, digest) entries to the tenant's ledger, each with its own
     keyed digest. Deferred sequencing: with no position, and no tenant-wide row locked, so sealed
     writes of one tenant do not wait for each other; the sequencer links them once they commit.
-    Inline: linked as they are written, under the tenant's head (audit/heads.py)."""
+    Inline: linked as they are written, under the tenant's head (integrity/heads.py)."""
     # The ledger is tenant rows: row-level security wants the tenant named, even when the write
     # comes from the admin site or a command that set none.
     key = ring.key(ring.current)
