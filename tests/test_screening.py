@@ -4,6 +4,8 @@ inside the agent's request (held in the write's own transaction) or, when Jev do
 time, by a worker once the write commits; held when the vote reaches the tenant's threshold."""
 
 import json
+import threading
+import time
 
 import pytest
 
@@ -40,13 +42,13 @@ def voting(standin, settings):
     get_jev.cache_clear()
 
 
-def write(client, token: str, content: str, captured) -> dict:
+def write(client, token: str, content: str, captured, source: str = "chat") -> dict:
     def post(path: str, body: dict):
         return client.post(
             path, json.dumps(body), content_type="application/json", HTTP_AUTHORIZATION=f"Bearer {token}"
         )
 
-    event_id = post("/api/v1/t/acme/events", {"text": "Refund talk.", "source": "chat"}).json()["event_id"]
+    event_id = post("/api/v1/t/acme/events", {"text": "Refund talk.", "source": source}).json()["event_id"]
     with captured(execute=True):
         written = post(
             "/api/v1/t/acme/memories",
@@ -155,3 +157,56 @@ def test_a_memory_the_rules_hold_is_not_put_to_jev(client, token, voting, django
     )
 
     assert body["status"] == "needs_review" and voting.system_one_count == asked
+
+
+def test_a_move_made_while_jev_is_asked_decides_instead_of_the_vote(acme, policy, jev, monkeypatch):
+    memory = make_memory(acme, content=INSTRUCTION)
+    asked = screening._ask
+
+    def a_person_moves_meanwhile(*args, **kwargs):
+        vote = asked(*args, **kwargs)
+        transition(obj=memory, action="freeze", actor=Actor("user", "3"), reason="checked", seen_version=1)
+        return vote
+
+    monkeypatch.setattr(screening, "_ask", a_person_moves_meanwhile)
+
+    assert screening.screen(memory.pk, jev=jev).holds
+    memory.refresh_from_db()
+    assert memory.status == MemoryStatus.FROZEN
+    assert [t.actor for t in memory.transitions.all()] == ["user:3"]  # not held over the person
+
+
+def test_a_memory_its_class_holds_is_not_put_to_jev(
+    client, acme, lead, token, voting, django_capture_on_commit_callbacks
+):
+    holds.set_rules(acme, hold_classes=["tool"], by=f"user:{lead.pk}")
+    asked = voting.system_one_count
+
+    body = write(client, token, INSTRUCTION, django_capture_on_commit_callbacks, source="tool")
+
+    assert body["status"] == "needs_review" and voting.system_one_count == asked
+    assert body["held_because"] == ["it comes from tool output, which this tenant has a person check first"]
+
+
+def test_a_request_someone_waits_on_fails_at_once_when_no_slot_or_place_in_the_minute_is_free(standin):
+    question = {screening.DIRECTIVE.id: jev_noul()}
+    busy = make_jev(standin.url)
+    busy.slots = threading.BoundedSemaphore(1)
+    busy.slots.acquire()
+    full = make_jev(standin.url)
+    full.limiter.limit = 1
+    full.limiter.sent.append(full.limiter.clock())
+
+    for jev, said in ((busy, "no free request slot"), (full, "rate limit leaves no room")):
+        started = time.monotonic()
+        with pytest.raises(JevError, match=said):
+            jev.ask({"event": {"text": "x"}}, question, tries=1, timeout_s=0.3)
+        assert time.monotonic() - started < 2
+    assert standin.system_one_count == 0
+
+
+def jev_noul():
+    from memory_review.assessments.jev import noul
+
+    d = screening.DIRECTIVE
+    return noul(d.id, d.instructions, d.yes, d.no)

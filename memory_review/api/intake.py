@@ -30,16 +30,20 @@ def write_memory(*, event: SourceEvent, body: MemoryIn, channel: str) -> Memory:
     instruction (assessments/screening.py): asked here, before the write's transaction, for an
     agent's memory the rules pass; by a worker once it commits for an import's, or when Jev did
     not answer in time."""
+    written_by = f"{channel}:{body.written_by}"
     vote = None
+    # An agent's write is not inside a transaction of its caller's (ATOMIC_REQUESTS is off), so
+    # nothing is held open while Jev is asked; an import's is, and is asked by the worker.
     if channel == "agent" and not holds.reasons(body.subject, body.content):
-        vote = screening.vote_inline(event.tenant_id, body.subject, body.content, event.source)
+        if not holds.class_held(event, written_by):
+            vote = screening.vote_inline(event.tenant_id, body.subject, body.content, event.source)
     with transaction.atomic():
         memory = memory_write(
             event=event,
             kind=body.kind,
             subject=body.subject,
             content=body.content,
-            written_by=f"{channel}:{body.written_by}",
+            written_by=written_by,
             confidence=body.confidence,
             valid_until=body.valid_until,
             **body.scope.model_dump(),

@@ -13,6 +13,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from decimal import Decimal
 from functools import cache
@@ -69,7 +70,9 @@ class RateLimiter:
         self.sent: deque[float] = deque()
         self.lock = threading.Lock()
 
-    def acquire(self) -> None:
+    def acquire(self, most_s: float | None = None) -> bool:
+        """Take a place in the minute, waiting for one; False, without one, when that would take
+        longer than `most_s` (a request someone waits on)."""
         while True:
             with self.lock:
                 now = self.clock()
@@ -77,8 +80,10 @@ class RateLimiter:
                     self.sent.popleft()
                 if len(self.sent) < self.limit:
                     self.sent.append(now)
-                    return
+                    return True
                 wait = 60 - (now - self.sent[0])
+            if most_s is not None and wait > most_s:
+                return False
             self.sleep(wait)
 
 
@@ -128,8 +133,9 @@ class Jev:
         tries = min(tries or self.max_tries, self.max_tries)
         for attempt in range(1, tries + 1):
             try:
-                with self.slots:
-                    self.limiter.acquire()
+                with self._slot(timeout_s, attempt):
+                    if not self.limiter.acquire(timeout_s):
+                        raise JevError(f"Jev's rate limit leaves no room within {timeout_s} s", tries=attempt)
                     response = self.client.system_one(
                         state=dict(state),
                         questions=dict(questions),
@@ -158,6 +164,17 @@ class Jev:
                 standin=response.raw_http_response.headers.get(STANDIN_HEADER) == "true",
             )
         raise AssertionError("unreachable")  # the loop returns or raises
+
+    @contextmanager
+    def _slot(self, timeout_s: float | None, attempt: int):
+        """One of the process's concurrent requests; a bounded request waits no longer than its
+        deadline for one, and fails instead, as a try that got no answer."""
+        if not self.slots.acquire(timeout=timeout_s):
+            raise JevError(f"Jev is busy: no free request slot within {timeout_s} s", tries=attempt)
+        try:
+            yield
+        finally:
+            self.slots.release()
 
     def _delay(self, exc: Exception, attempt: int) -> float:
         backoff = min(self.backoff_max_s, self.backoff_s * 2 ** (attempt - 1))

@@ -94,12 +94,13 @@ def screen(memory_id: int, *, jev: Jev | None = None) -> Vote | None:
         return None
     if memory.transitions.filter(actor__startswith="user:").exists():
         return None
+    seen = memory.row_version  # a move while Jev is asked (a person's among them) decides instead
     vote = _ask(memory.tenant_id, memory.subject, memory.content, memory.channel, jev)
     if not vote.holds:
         return vote
     with transaction.atomic():
         memory = next(iter(Memory.objects.filter(pk=memory_id).select_for_update()), None)
-        if memory is not None and needs_screening(memory):
+        if memory is not None and memory.row_version == seen and needs_screening(memory):
             holds.hold(memory, [vote.reason])
             logger.info("memory %s held on Jev's instruction vote %.2f", memory_id, vote.value)
     return vote

@@ -17,6 +17,7 @@ they cannot see: an instruction phrased as an ordinary fact ("the refund limit i
 which Jev's instruction vote and the sampled audits (issue 31, items 1-3) are for."""
 
 import re
+from collections.abc import Sequence
 
 from django.db import transaction
 from django.utils import timezone
@@ -113,7 +114,16 @@ def reasons(subject: str, content: str) -> list[str]:
     return said
 
 
-def hold_if_untrusted(memory: Memory, *, request_id: str | None = None, also: list[str] = ()) -> list[str]:
+def class_held(event, written_by: str) -> bool:
+    """Whether a memory written by `written_by` from this event will be held for its trust class
+    alone (memories/trust.py): asked before it is written."""
+    rules = TrustRules.objects.filter(tenant_id=event.tenant_id).first()
+    return rules is not None and trust.of_provenance(event.source, written_by) in rules.held
+
+
+def hold_if_untrusted(
+    memory: Memory, *, request_id: str | None = None, also: Sequence[str] = ()
+) -> list[str]:
     """Move a memory just written to review when `reasons` finds any, or when its trust class is
     one the tenant's rules hold (memories/trust.py), or for the reasons `also` gives (Jev's
     instruction vote, asked by the caller), in the writer's transaction; the reasons (empty when

@@ -16,6 +16,7 @@ from .models import Population
 
 logger = logging.getLogger(__name__)
 KIND = "health.regressed"
+RECENT = 2  # the labeled periods each run looks at, newest first
 
 
 def _when(moment) -> str | None:
@@ -26,7 +27,8 @@ def regression_data(tenant: Tenant, h: health.Health, period: health.Period) -> 
     """What the notice says of a regressed period: its estimate, the period before's rate, the
     difference with its interval, the test that found it, the health page's sentence and path."""
     labeled = h.labeled
-    before = labeled[-2].estimate if len(labeled) > 1 else None
+    place = next(k for k, p in enumerate(labeled) if p.sample.pk == period.sample.pk)
+    before = labeled[place - 1].estimate if place else None
     now, change, sample = period.estimate, period.change, period.sample
     # The sentence and the worst stratum are the newest draw's: a draw made since and not labeled
     # yet would have them speak of another period.
@@ -60,11 +62,16 @@ def notify_regressions(tenant: Tenant) -> int:
     told = 0
     for population in Population.values:
         h = health.health(tenant, population)
-        period = h.regressed
-        if period is None:
-            continue
-        key = f"{population}:{period.sample.pk}"
-        if webhooks.notify(tenant, KIND, key, regression_data(tenant, h, period)) is not None:
-            logger.info("memory health: tenant %s's %s regressed; its agents are told", tenant.pk, population)
-            told += 1
+        # The newest two labeled periods: one that regressed and was overtaken within the hour by
+        # the next period's labels is still told of (the key tells each once); older ones are not
+        # news, and a first run would otherwise send a year of them.
+        for period in h.labeled[-RECENT:]:
+            if not period.regressed:
+                continue
+            key = f"{population}:{period.sample.pk}"
+            if webhooks.notify(tenant, KIND, key, regression_data(tenant, h, period)) is not None:
+                logger.info(
+                    "memory health: tenant %s's %s regressed; its agents are told", tenant.pk, population
+                )
+                told += 1
     return told

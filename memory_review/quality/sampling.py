@@ -168,10 +168,7 @@ def _below(source, seed: str, bounds: dict[tuple, int]) -> list[tuple]:
     inner, params = ranked.query.sql_with_params()
     quote = connection.ops.quote_name
     named = ", ".join(f"src.{quote(column)}" for column in columns)
-    # The largest strata first: where the database caps a statement's parameters (SQLite,
-    # Django's 999), the rest are read whole: slower, never wrong.
-    most = (connection.features.max_query_params or 65535) - len(params) - 4
-    cut = sorted(bounds.items(), key=lambda item: item[1])[: max(0, most // 5)]
+    cut = cut_strata(bounds, len(params))
     if not cut:
         with connection.cursor() as cursor:
             cursor.execute(f"SELECT {named} FROM ({inner}) src", params)
@@ -183,8 +180,10 @@ def _below(source, seed: str, bounds: dict[tuple, int]) -> list[tuple]:
         table = f"({' UNION ALL '.join([one] * len(cut))})"
     else:
         table = f"(VALUES {', '.join([row] * len(cut))})"
+    # NVL on Oracle: COALESCE would mix an NVARCHAR2 column with a VARCHAR2 bind (ORA-12704).
+    null_safe = "NVL" if connection.vendor == "oracle" else "COALESCE"
     joined = " AND ".join(
-        f"COALESCE(src.{quote(column)}, %s) = cut.{quote(key)}"
+        f"{null_safe}(src.{quote(column)}, %s) = cut.{quote(key)}"
         for column, key in zip(columns[:4], keys, strict=True)
     )
     sql = (
@@ -200,12 +199,14 @@ def _below(source, seed: str, bounds: dict[tuple, int]) -> list[tuple]:
 
 def _drawn(source, seed: str, needs: dict[tuple, int], bounds: dict[tuple, int]) -> dict[tuple, list[tuple]]:
     """Each stratum's `need` items of lowest rank (id, memory id, rank), lowest first. A stratum
-    whose cut let through fewer than it needs (a chance of about one in a million a stratum) is
-    read again whole, so the draw is always exactly the lowest ranks."""
+    whose cut let through fewer than it needs (a chance below one in a million a stratum) is
+    read again whole, so the draw is always exactly the lowest ranks. The strata's sizes were
+    read by the statement before: a stratum that first appears in between is left to the next
+    draw, and one that shrank below its need is simply read whole."""
     while True:
         passed: dict[tuple, list[tuple]] = defaultdict(list)
         for *key, pk, memory_id, drawn_rank in _below(source, seed, bounds):
-            passed[tuple(key)].append((drawn_rank, pk, memory_id))
+            passed[stratum_key(key)].append((drawn_rank, pk, memory_id))
         short = [key for key, limit in bounds.items() if len(passed[key]) < needs[key]]
         if not short:
             break
@@ -217,6 +218,22 @@ def _drawn(source, seed: str, needs: dict[tuple, int], bounds: dict[tuple, int])
         for key, rows in passed.items()
         if key in needs
     }
+
+
+def cut_strata(bounds: dict[tuple, int], taken: int) -> list[tuple[tuple, int]]:
+    """The strata cut in a statement that already binds `taken` parameters: the largest first
+    (lowest bound), five parameters each, as many as the database lets one statement bind (SQLite,
+    by Django's count, 999); the rest are read whole: slower, never wrong."""
+    room = (connection.features.max_query_params or 65535) - taken - 4  # 4: the join's NULL stand-ins
+    return sorted(bounds.items(), key=lambda item: item[1])[: max(0, room // 5)]
+
+
+def stratum_key(values) -> tuple:
+    """A stratum's key as both statements give it: Oracle reads an empty string as NULL, and
+    Django's Oracle backend hands a NULL text column back as '' where a raw cursor gives None."""
+    if connection.vendor == "oracle":
+        return tuple(None if value == "" else value for value in values)
+    return tuple(values)
 
 
 def _keyed(value) -> str:
@@ -261,7 +278,7 @@ def draw(
     strata = ("s_agent", "s_channel", "s_kind", "s_decision")
     source = _source(tenant, population, start, end)
     counted = source.values(*strata).annotate(n=Count("pk")).order_by().values_list(*strata, "n")
-    sizes = {tuple(key): n for *key, n in counted}
+    sizes = {stratum_key(key): n for *key, n in counted}
     asked = sum(share_of(size, first, 1.0) for size in sizes.values())
     scale = min(1.0, most / asked) if asked else 1.0
     needs = {key: share_of(size, first, scale) for key, size in sizes.items()}

@@ -228,3 +228,21 @@ def test_a_failure_to_tell_one_tenant_is_logged_and_its_draws_still_made(acme, m
 
     assert schedule.draw_due(timezone.now()) == 2  # both populations, drawn all the same
     assert f"tenant {acme.pk}'s regression notices failed" in caplog.text
+
+
+def test_a_regression_overtaken_by_the_next_periods_labels_within_the_hour_is_still_told(acme, labeler):
+    """Day two regressed (20 of 30 wrong against 1); before the hourly job ran, day three was
+    drawn and labeled just as badly (no worse than day two: no flag of its own). Day two's notice
+    is still written, once, against day one."""
+    from memory_review.quality import sampling
+    from tests.review.test_memory_health_page import labeled
+
+    first, second = periods.__wrapped__(acme, labeler)
+    third = sampling.draw(tenant=acme, population="unreviewed", by="system:audit-schedule", precision=0.01)
+    labeled(third, labeler, {"email": 20})
+
+    assert notices.notify_regressions(acme) == 1
+    assert notices.notify_regressions(acme) == 0
+    notice = Notice.objects.get()
+    assert notice.key == f"unreviewed:{second.pk}"
+    assert notice.data["previous_rate"] == pytest.approx(1 / 50, abs=0.02)
