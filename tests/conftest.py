@@ -36,14 +36,15 @@ def uncached_counts(monkeypatch):
     whose data's mark (its highest ids) comes round again, would leak into the next. Counted
     afresh every time here, and each test keeps its figures under keys of its own."""
     from memory_review.calibration import figures, labeling
-    from memory_review.quality import gate, health
+    from memory_review.quality import gate, health, results
 
     monkeypatch.setattr(labeling, "ITEM_COUNTS_SECONDS", 0)
     monkeypatch.setattr(health, "SUMMARY_SECONDS", 0)  # a tenant's audit summary for /metrics
     monkeypatch.setattr(health, "RESULTS_SECONDS", 0)  # a sample's results, under its labels' mark
+    monkeypatch.setattr(results, "RESULTS_SECONDS", 0)  # disputed items, under the labels' token
     gate.forget()  # the gate's state, read once every READ_SECONDS by a process
     own, key = uuid.uuid4().hex[:12], figures.key
-    monkeypatch.setattr(health, "CACHE_PREFIX", f"quality-{own}")
+    monkeypatch.setattr(results, "CACHE_PREFIX", f"quality-{own}")
     monkeypatch.setattr(figures, "key", lambda name, tenant, params: f"{key(name, tenant, params)}:{own}")
 
 

@@ -4,6 +4,7 @@ periods drawn, with a regression flagged where a period's rate is worse than the
 beyond chance (Newcombe's MOVER interval for the difference lies wholly above zero:
 quality/estimates.py). Read by the page, /metrics and the regression notice alike."""
 
+import hashlib
 from collections import defaultdict
 from dataclasses import dataclass
 
@@ -19,10 +20,9 @@ from .results import KILLED, Results
 
 UNNAMED = {"agent": "no agent named", "channel": "no channel"}
 PERIODS = 12  # the samples of each population the trend shows
-CACHE_PREFIX = "quality"  # tests give each test its own
 # A sample's results, kept under its labels' mark; an item forgotten or erased since moves no mark,
 # so what is left to label is at most an hour behind that.
-RESULTS_SECONDS = 3600
+RESULTS_SECONDS = results.RESULTS_SECONDS
 SUMMARY_SECONDS = 60  # how long /metrics keeps a tenant's summary before working it out again
 POPULATION_WORDS = {
     Population.UNREVIEWED: "memories in force that no person reviewed",
@@ -116,21 +116,36 @@ def _worst(found: Results) -> dict | None:
 
 def _marks(samples: list[AuditSample]) -> dict[int, tuple]:
     """Each sample's labels as a mark that moves with every label given, withdrawn or ruled: how
-    many, the newest id, how many withdrawn (one grouped query over the labels' item index)."""
-    rows = (
-        AuditLabel.objects.filter(item__sample__in=samples)
-        .values("item__sample")
-        .annotate(n=Count("pk"), last=Max("pk"), withdrawn=Count("withdrawn_at"))
-        .order_by()
+    many, the newest id, how many withdrawn (one grouped query over the labels' item index, kept
+    under the tenant's labels token, results.labels_token, so a view with no label since reads
+    none)."""
+    if not samples:
+        return {}
+    tenant_id = samples[0].tenant_id
+    pks = ",".join(str(sample.pk) for sample in samples)
+    key = (
+        f"{results.CACHE_PREFIX}-marks:{tenant_id}:{results.labels_token(tenant_id)}:"
+        + (hashlib.sha256(pks.encode()).hexdigest()[:16])
     )
-    return {row["item__sample"]: (row["n"], row["last"], row["withdrawn"]) for row in rows}
+    found = cache.get(key)
+    if found is None:
+        rows = (
+            AuditLabel.objects.filter(item__sample__in=samples)
+            .values("item__sample")
+            .annotate(n=Count("pk"), last=Max("pk"), withdrawn=Count("withdrawn_at"))
+            .order_by()
+        )
+        found = {row["item__sample"]: (row["n"], row["last"], row["withdrawn"]) for row in rows}
+        if RESULTS_SECONDS:
+            cache.set(key, found, RESULTS_SECONDS)
+    return found
 
 
 def _results(sample: AuditSample, mark: tuple | None) -> Results:
     """A sample's results, kept while its labels' mark stands: a period's labels stop moving once
     it is labeled, and the page reads twelve periods of each population."""
     mark = "-".join(map(str, mark or (0, 0, 0)))
-    key = f"{CACHE_PREFIX}-results:{sample.tenant_id}:{sample.pk}:{mark}"
+    key = f"{results.CACHE_PREFIX}-results:{sample.tenant_id}:{sample.pk}:{mark}"
     found = cache.get(key)
     if found is None:
         found = results.results(sample)
@@ -191,7 +206,7 @@ def sentence(h: Health) -> str:
 def summary(tenant: Tenant) -> dict[str, tuple[float | None, bool]]:
     """Each population's newest estimated rate (None before a label) and whether it regressed,
     kept a minute: what /metrics reports on every scrape, without reading the labels each time."""
-    key = f"{CACHE_PREFIX}-summary:{tenant.pk}"
+    key = f"{results.CACHE_PREFIX}-summary:{tenant.pk}"
     found = cache.get(key)
     if found is None:
         found = {}

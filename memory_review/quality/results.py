@@ -10,8 +10,11 @@ standing one) decides an item; without one, an item counts when every standing l
 agrees; where labelers disagree it waits for a lead's ruling and is not counted, so a dispute
 never splits into half an error. Withdrawn labels do not count."""
 
+import hashlib
+import secrets
 from dataclasses import dataclass
 
+from django.core.cache import cache
 from django.db import transaction
 from django.db.models import Count, Min, Q
 
@@ -26,6 +29,28 @@ class LabelError(ValueError):
     pass
 
 
+CACHE_PREFIX = "quality"  # tests give each test its own
+
+
+def _token_key(tenant_id: int) -> str:
+    return f"{CACHE_PREFIX}-labels:{tenant_id}"
+
+
+def labels_token(tenant_id: int) -> str:
+    """A token that changes whenever a tenant's audit labels do (given, withdrawn, ruled): what is
+    worked out from the labels alone is kept in the cache under it. A random token, not a count,
+    so one the cache evicted never brings back figures kept under an earlier one."""
+    token = cache.get(_token_key(tenant_id))
+    if token is None:
+        cache.add(_token_key(tenant_id), secrets.token_hex(8), None)
+        token = cache.get(_token_key(tenant_id)) or "unkept"
+    return token
+
+
+def _labels_changed(tenant_id: int) -> None:
+    transaction.on_commit(lambda: cache.set(_token_key(tenant_id), secrets.token_hex(8), None))
+
+
 def label_record(
     *, item: AuditItem, labeler, outcome: str, note: str = "", ruling: bool = False
 ) -> AuditLabel:
@@ -37,6 +62,7 @@ def label_record(
         standing = AuditLabel.objects.filter(item=item, labeler=labeler, withdrawn_at__isnull=True)
         if standing.filter(adjudicated=ruling).exists():
             raise LabelError(f"you have already labeled item {item.pk}: undo that label first")
+        _labels_changed(item.tenant_id)
         return AuditLabel.objects.create(
             tenant_id=item.tenant_id, item=item, labeler=labeler, outcome=outcome, note=note or None,
             adjudicated=ruling,
@@ -49,9 +75,12 @@ def withdraw_latest(tenant, labeler) -> AuditLabel | None:
     in_force = AuditLabel.objects.for_tenant(tenant).filter(
         labeler=labeler, withdrawn_at__isnull=True, adjudicated=False
     )
-    with acting_as(f"user:{labeler.pk}"):
+    with transaction.atomic(), acting_as(f"user:{labeler.pk}"):
+        _labels_changed(tenant.pk)
         return withdraw_newest(in_force)
 
+
+RESULTS_SECONDS = 3600  # what is kept under the labels' token: an erasure since moves no token
 
 KILLED = ("contradicted", "superseded")
 # A kill held for a person: the policy said the memory was no longer true, so a true one is its
@@ -146,22 +175,34 @@ def disputes(samples, *, most: int = DISPUTES_SHOWN) -> list[tuple[AuditItem, li
     """Items of these samples whose labelers disagree and no lead has ruled on, oldest label
     first, with their standing labels: what the health page asks a lead to rule on. One grouped
     query over the labels, then the few items found."""
-    standing = AuditLabel.objects.filter(item__sample__in=list(samples), withdrawn_at__isnull=True)
-    split = (
-        standing.values("item")
-        .annotate(
-            outcomes=Count("outcome", distinct=True),
-            ruled=Count("pk", filter=Q(adjudicated=True)),
-            first=Min("pk"),
-        )
-        .filter(outcomes__gt=1, ruled=0)
-        .order_by("first")
-        .values_list("item", flat=True)[:most]
+    samples = list(samples)
+    if not samples:
+        return []
+    key = (
+        f"{CACHE_PREFIX}-disputes:{samples[0].tenant_id}:{labels_token(samples[0].tenant_id)}:"
+        + (hashlib.sha256(",".join(str(sample.pk) for sample in samples).encode()).hexdigest()[:16])
     )
-    found = list(split)
+    found = cache.get(key)
+    if found is None:  # which items: kept while the labels stand; the items and labels: read fresh
+        split = (
+            AuditLabel.objects.filter(item__sample__in=samples, withdrawn_at__isnull=True)
+            .values("item")
+            .annotate(
+                outcomes=Count("outcome", distinct=True),
+                ruled=Count("pk", filter=Q(adjudicated=True)),
+                first=Min("pk"),
+            )
+            .filter(outcomes__gt=1, ruled=0)
+            .order_by("first")
+            .values_list("item", flat=True)[:most]
+        )
+        found = list(split)
+        if RESULTS_SECONDS:
+            cache.set(key, found, RESULTS_SECONDS)
     items = AuditItem.objects.filter(pk__in=found).select_related("memory")
     labels: dict[int, list[AuditLabel]] = {}
-    for label in standing.filter(item__in=found).select_related("labeler").order_by("pk"):
+    standing = AuditLabel.objects.filter(item__in=found, withdrawn_at__isnull=True)
+    for label in standing.select_related("labeler").order_by("pk"):
         labels.setdefault(label.item_id, []).append(label)
     by_pk = {item.pk: item for item in items}
     return [(by_pk[pk], labels.get(pk, [])) for pk in found if pk in by_pk]

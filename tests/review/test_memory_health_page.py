@@ -11,6 +11,7 @@ from django.utils import timezone
 from memory_review.quality import health, results, sampling, tasks
 from memory_review.quality.estimates import Stratum, difference, stratified_estimate
 from memory_review.quality.models import AuditPlan, AuditSample
+from memory_review.tenancy.models import Role
 from tests.factories import make_memory, make_user
 
 pytestmark = pytest.mark.django_db
@@ -218,22 +219,35 @@ def test_the_demo_shows_six_weeks_of_audits_with_the_email_channel_regressed(cli
 
 
 def test_a_samples_results_are_kept_until_a_label_is_given_withdrawn_or_ruled(
-    acme, labeler, lead, monkeypatch
+    acme, labeler, lead, monkeypatch, django_capture_on_commit_callbacks
 ):
+    """Kept (the marks and the disputes under the labels' token, the results under the marks),
+    and each label given, withdrawn or ruled moves the token once it commits."""
     monkeypatch.setattr(health, "RESULTS_SECONDS", 600)
+    monkeypatch.setattr(results, "RESULTS_SECONDS", 600)
     for _ in range(10):
         make_memory(acme, source="email")
     sample = sampling.draw(tenant=acme, population="unreviewed", by="user:1", precision=0.01)
     first, second = sample.drawn.order_by("rank")[:2]
-    results.label_record(item=first, labeler=labeler, outcome="false")
-    assert health.health(acme, "unreviewed").newest.overall.wrong == 1
+    other = make_user("acme-labeler-3", acme, Role.LABELER)
 
-    results.label_record(item=second, labeler=labeler, outcome="false")
-    assert health.health(acme, "unreviewed").newest.overall.wrong == 2
-    results.withdraw_latest(acme, labeler)
-    assert health.health(acme, "unreviewed").newest.overall.wrong == 1
-    results.label_record(item=first, labeler=lead, outcome="true", ruling=True)
-    assert health.health(acme, "unreviewed").newest.overall.wrong == 0
+    def committed(write):
+        with django_capture_on_commit_callbacks(execute=True):
+            write()
+        return health.health(acme, "unreviewed").newest.overall.wrong, len(results.disputes([sample]))
+
+    assert committed(lambda: results.label_record(item=first, labeler=labeler, outcome="false")) == (1, 0)
+    assert committed(lambda: results.label_record(item=second, labeler=labeler, outcome="false")) == (2, 0)
+    assert committed(lambda: results.withdraw_latest(acme, labeler)) == (1, 0)
+    disputed = committed(lambda: results.label_record(item=first, labeler=other, outcome="true"))
+    assert disputed == (0, 1)  # not counted while it waits for a ruling
+    assert committed(lambda: results.label_record(item=first, labeler=lead, outcome="true", ruling=True)) == (
+        0,
+        0,
+    )
+    token = results.labels_token(acme.pk)
+    results.label_record(item=second, labeler=labeler, outcome="true")  # not committed: nothing moves
+    assert results.labels_token(acme.pk) == token
 
 
 def test_a_new_sample_not_yet_labeled_neither_raises_nor_clears_the_flag(client, periods, acme):
