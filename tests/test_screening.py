@@ -210,3 +210,18 @@ def jev_noul():
 
     d = screening.DIRECTIVE
     return noul(d.id, d.instructions, d.yes, d.no)
+
+
+def test_no_ordinary_memory_of_the_demo_is_voted_an_instruction(db, jev):
+    """Jev's vote (the stand-in, through the real SDK) on every memory of the demo the rules let
+    through: none reaches the default threshold, so the vote holds none of them."""
+    from tests.demo_data import seed_demo
+
+    seed_demo()
+    passed = [m for m in Memory.objects.order_by("pk") if not holds.reasons(m.subject, m.content)]
+
+    held = [
+        m.subject for m in passed if screening._ask(m.tenant_id, m.subject, m.content, m.channel, jev).holds
+    ]
+
+    assert len(passed) > 50 and held == []
