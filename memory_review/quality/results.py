@@ -11,9 +11,11 @@ agrees; where labelers disagree it waits for a lead's ruling and is not counted,
 never splits into half an error. Withdrawn labels do not count."""
 
 import hashlib
+import logging
 import secrets
 from dataclasses import dataclass
 
+from celery import current_app
 from django.core.cache import cache
 from django.db import transaction
 from django.db.models import Count, Min, Q
@@ -30,6 +32,9 @@ class LabelError(ValueError):
 
 
 CACHE_PREFIX = "quality"  # tests give each test its own
+NOTIFY_TASK = "memory_review.quality.tasks.notify_regressions"  # named, not imported: tasks imports this
+NOTIFY_AFTER_SECONDS = 60
+logger = logging.getLogger(__name__)
 
 
 def _token_key(tenant_id: int) -> str:
@@ -48,7 +53,20 @@ def labels_token(tenant_id: int) -> str:
 
 
 def _labels_changed(tenant_id: int) -> None:
-    transaction.on_commit(lambda: cache.set(_token_key(tenant_id), secrets.token_hex(8), None))
+    """Once the labels commit: a new token, and a regression check queued (one a tenant a
+    minute, however many labels a minute brings; the hourly job stays the backstop)."""
+
+    def changed() -> None:
+        cache.set(_token_key(tenant_id), secrets.token_hex(8), None)
+        try:
+            if cache.add(f"{CACHE_PREFIX}-notify:{tenant_id}", 1, NOTIFY_AFTER_SECONDS):
+                current_app.signature(NOTIFY_TASK, args=(tenant_id,)).apply_async(
+                    countdown=NOTIFY_AFTER_SECONDS
+                )
+        except Exception:  # the label is kept; the hourly job finds what this would have
+            logger.warning("quality: the regression check after a label was not queued", exc_info=True)
+
+    transaction.on_commit(changed)
 
 
 def label_record(

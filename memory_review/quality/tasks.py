@@ -6,7 +6,8 @@ from memory_review.integrity.context import acting_as
 from memory_review.integrity.db_context import tenant_context
 from memory_review.tenancy.models import Tenant
 
-from . import schedule
+from . import notices, schedule
+from .results import NOTIFY_TASK
 
 DRAW_TASK = "memory_review.quality.tasks.draw"
 
@@ -26,3 +27,11 @@ def draw(self, tenant_id: int, population: str, by: str) -> int:
         if mine:
             return schedule.draw_for(tenant, population, by=by).items
     raise self.retry(countdown=30)
+
+
+@shared_task(name=NOTIFY_TASK)
+def notify_regressions(tenant_id: int) -> int:
+    """A minute after audit labels changed (results.py nudges it): tell the agents of a regression
+    those labels revealed, rather than at beat's next hourly pass."""
+    with tenant_context(tenant_id):
+        return notices.notify_regressions(Tenant.objects.get(pk=tenant_id))

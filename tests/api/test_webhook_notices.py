@@ -246,3 +246,30 @@ def test_a_regression_overtaken_by_the_next_periods_labels_within_the_hour_is_st
     notice = Notice.objects.get()
     assert notice.key == f"unreviewed:{second.pk}"
     assert notice.data["previous_rate"] == pytest.approx(1 / 50, abs=0.02)
+
+
+def test_labels_that_reveal_a_regression_tell_the_agents_without_waiting_for_the_hour(
+    acme, labeler, settings, monkeypatch, django_capture_on_commit_callbacks
+):
+    """Once the labels commit, a check is queued (a minute later; run at once here, eagerly), so
+    a regression is told without waiting for beat's hourly pass; once a minute however many."""
+    from memory_review.quality import sampling
+    from memory_review.quality.tasks import notify_regressions  # noqa: F401 (registered: runs eagerly)
+    from tests.review.test_memory_health_page import labeled
+
+    settings.CELERY_TASK_ALWAYS_EAGER = True
+    for _ in range(30):
+        make_memory(acme, source="email", kind="preference", agent_id="mail-bot")
+    first = sampling.draw(tenant=acme, population="unreviewed", by="system:audit-schedule", precision=0.01)
+    AuditSample.objects.filter(pk=first.pk).update(drawn_at=timezone.now() - timezone.timedelta(days=1))
+    labeled(first, labeler, {"email": 1})
+    second = sampling.draw(tenant=acme, population="unreviewed", by="system:audit-schedule", precision=0.01)
+    assert not Notice.objects.exists()
+    checks, check = [], notices.notify_regressions
+    monkeypatch.setattr(notices, "notify_regressions", lambda tenant: checks.append(tenant) or check(tenant))
+
+    with django_capture_on_commit_callbacks(execute=True):
+        labeled(second, labeler, {"email": 20})
+
+    assert Notice.objects.get().key == f"unreviewed:{second.pk}"
+    assert len(checks) == 1  # 30 labels committed, one check queued
