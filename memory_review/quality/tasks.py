@@ -33,5 +33,8 @@ def draw(self, tenant_id: int, population: str, by: str) -> int:
 def notify_regressions(tenant_id: int) -> int:
     """A minute after audit labels changed (results.py nudges it): tell the agents of a regression
     those labels revealed, rather than at beat's next hourly pass."""
+    tenant = Tenant.objects.filter(pk=tenant_id).first()
+    if tenant is None:  # queued against another database, or a tenant since removed
+        return 0
     with tenant_context(tenant_id):
-        return notices.notify_regressions(Tenant.objects.get(pk=tenant_id))
+        return notices.notify_regressions(tenant)
