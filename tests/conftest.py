@@ -40,8 +40,7 @@ def uncached_counts(monkeypatch):
 
     monkeypatch.setattr(labeling, "ITEM_COUNTS_SECONDS", 0)
     monkeypatch.setattr(health, "SUMMARY_SECONDS", 0)  # a tenant's audit summary for /metrics
-    monkeypatch.setattr(health, "RESULTS_SECONDS", 0)  # a sample's results, under its labels' mark
-    monkeypatch.setattr(results, "RESULTS_SECONDS", 0)  # disputed items, under the labels' token
+    monkeypatch.setattr(results, "RESULTS_SECONDS", 0)  # what the labels alone decide, kept
     gate.forget()  # the gate's state, read once every READ_SECONDS by a process
     own, key = uuid.uuid4().hex[:12], figures.key
     monkeypatch.setattr(results, "CACHE_PREFIX", f"quality-{own}")

@@ -72,7 +72,8 @@ class RateLimiter:
 
     def acquire(self, most_s: float | None = None) -> bool:
         """Take a place in the minute, waiting for one; False, without one, when that would take
-        longer than `most_s` (a request someone waits on)."""
+        longer than `most_s` in all (a request someone waits on)."""
+        until = None if most_s is None else self.clock() + most_s
         while True:
             with self.lock:
                 now = self.clock()
@@ -82,7 +83,7 @@ class RateLimiter:
                     self.sent.append(now)
                     return True
                 wait = 60 - (now - self.sent[0])
-            if most_s is not None and wait > most_s:
+            if until is not None and now + wait > until:
                 return False
             self.sleep(wait)
 
@@ -128,18 +129,23 @@ class Jev:
         timeout_s: float | None = None,
     ) -> JevReply:
         """One System One request, retried as the module docstring says; `tries` and `timeout_s`
-        bound a request someone waits on (a memory's instruction vote inside the agent's request)."""
+        bound a request someone waits on (a memory's instruction vote inside the agent's request):
+        one deadline for the wait for a slot, for a place in the rate limit and for the answer."""
         started = time.monotonic()
         tries = min(tries or self.max_tries, self.max_tries)
+
+        def left() -> float | None:
+            return None if timeout_s is None else max(0.0, started + timeout_s - time.monotonic())
+
         for attempt in range(1, tries + 1):
             try:
-                with self._slot(timeout_s, attempt):
-                    if not self.limiter.acquire(timeout_s):
+                with self._slot(left(), attempt):
+                    if not self.limiter.acquire(left()):
                         raise JevError(f"Jev's rate limit leaves no room within {timeout_s} s", tries=attempt)
                     response = self.client.system_one(
                         state=dict(state),
                         questions=dict(questions),
-                        **({"timeout": timeout_s} if timeout_s else {}),
+                        **({} if timeout_s is None else {"timeout": max(left(), 0.05)}),
                     )
             except TypeSafeAPIResponseValidationError as exc:
                 raise JevError(f"Jev sent a malformed response: {exc}", tries=attempt) from exc

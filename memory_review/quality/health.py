@@ -4,7 +4,6 @@ periods drawn, with a regression flagged where a period's rate is worse than the
 beyond chance (Newcombe's MOVER interval for the difference lies wholly above zero:
 quality/estimates.py). Read by the page, /metrics and the regression notice alike."""
 
-import hashlib
 from collections import defaultdict
 from dataclasses import dataclass
 
@@ -20,9 +19,6 @@ from .results import KILLED, Results
 
 UNNAMED = {"agent": "no agent named", "channel": "no channel"}
 PERIODS = 12  # the samples of each population the trend shows
-# A sample's results, kept under its labels' mark; an item forgotten or erased since moves no mark,
-# so what is left to label is at most an hour behind that.
-RESULTS_SECONDS = results.RESULTS_SECONDS
 SUMMARY_SECONDS = 60  # how long /metrics keeps a tenant's summary before working it out again
 POPULATION_WORDS = {
     Population.UNREVIEWED: "memories in force that no person reviewed",
@@ -117,28 +113,20 @@ def _worst(found: Results) -> dict | None:
 def _marks(samples: list[AuditSample]) -> dict[int, tuple]:
     """Each sample's labels as a mark that moves with every label given, withdrawn or ruled: how
     many, the newest id, how many withdrawn (one grouped query over the labels' item index, kept
-    under the tenant's labels token, results.labels_token, so a view with no label since reads
-    none)."""
+    under the tenant's labels token, so a view with no label since reads none)."""
     if not samples:
         return {}
-    tenant_id = samples[0].tenant_id
-    pks = ",".join(str(sample.pk) for sample in samples)
-    key = (
-        f"{results.CACHE_PREFIX}-marks:{tenant_id}:{results.labels_token(tenant_id)}:"
-        + (hashlib.sha256(pks.encode()).hexdigest()[:16])
-    )
-    found = cache.get(key)
-    if found is None:
+
+    def work_out() -> dict[int, tuple]:
         rows = (
             AuditLabel.objects.filter(item__sample__in=samples)
             .values("item__sample")
             .annotate(n=Count("pk"), last=Max("pk"), withdrawn=Count("withdrawn_at"))
             .order_by()
         )
-        found = {row["item__sample"]: (row["n"], row["last"], row["withdrawn"]) for row in rows}
-        if RESULTS_SECONDS:
-            cache.set(key, found, RESULTS_SECONDS)
-    return found
+        return {row["item__sample"]: (row["n"], row["last"], row["withdrawn"]) for row in rows}
+
+    return results.kept("marks", samples, work_out)
 
 
 def _results(sample: AuditSample, mark: tuple | None) -> Results:
@@ -149,7 +137,7 @@ def _results(sample: AuditSample, mark: tuple | None) -> Results:
     found = cache.get(key)
     if found is None:
         found = results.results(sample)
-        cache.set(key, found, RESULTS_SECONDS)
+        cache.set(key, found, results.RESULTS_SECONDS)
     return found
 
 

@@ -37,6 +37,11 @@ NOTIFY_AFTER_SECONDS = 60
 logger = logging.getLogger(__name__)
 
 
+def notify_key(tenant_id: int) -> str:
+    """Set while a regression check is queued for the tenant (cleared when it starts)."""
+    return f"{CACHE_PREFIX}-notify:{tenant_id}"
+
+
 def _token_key(tenant_id: int) -> str:
     return f"{CACHE_PREFIX}-labels:{tenant_id}"
 
@@ -52,19 +57,36 @@ def labels_token(tenant_id: int) -> str:
     return token
 
 
+def kept(kind: str, samples: list[AuditSample], work_out, *extra):
+    """What `work_out()` finds from these samples' labels alone, kept in the cache under the
+    tenant's labels token (and `extra`), so a view with no label since reads none of it."""
+    tenant_id = samples[0].tenant_id
+    named = ",".join(str(part) for part in (*(sample.pk for sample in samples), *extra))
+    key = (
+        f"{CACHE_PREFIX}-{kind}:{tenant_id}:{labels_token(tenant_id)}:"
+        + (hashlib.sha256(named.encode()).hexdigest()[:16])
+    )
+    found = cache.get(key)
+    if found is None:
+        found = work_out()
+        if RESULTS_SECONDS:
+            cache.set(key, found, RESULTS_SECONDS)
+    return found
+
+
 def _labels_changed(tenant_id: int) -> None:
     """Once the labels commit: a new token, and a regression check queued (one a tenant a
     minute, however many labels a minute brings; the hourly job stays the backstop)."""
 
     def changed() -> None:
-        cache.set(_token_key(tenant_id), secrets.token_hex(8), None)
-        try:
-            if cache.add(f"{CACHE_PREFIX}-notify:{tenant_id}", 1, NOTIFY_AFTER_SECONDS):
+        try:  # a cache that does not answer never fails a label that is kept
+            cache.set(_token_key(tenant_id), secrets.token_hex(8), None)
+            if cache.add(notify_key(tenant_id), 1, NOTIFY_AFTER_SECONDS):
                 current_app.signature(NOTIFY_TASK, args=(tenant_id,)).apply_async(
                     countdown=NOTIFY_AFTER_SECONDS
                 )
-        except Exception:  # the label is kept; the hourly job finds what this would have
-            logger.warning("quality: the regression check after a label was not queued", exc_info=True)
+        except Exception:  # the hourly job finds what the check would have; figures expire in the hour
+            logger.warning("quality: a label's commit reached neither the cache nor the queue", exc_info=True)
 
     transaction.on_commit(changed)
 
@@ -94,11 +116,15 @@ def withdraw_latest(tenant, labeler) -> AuditLabel | None:
         labeler=labeler, withdrawn_at__isnull=True, adjudicated=False
     )
     with transaction.atomic(), acting_as(f"user:{labeler.pk}"):
-        _labels_changed(tenant.pk)
-        return withdraw_newest(in_force)
+        label = withdraw_newest(in_force)
+        if label is not None:
+            _labels_changed(tenant.pk)
+        return label
 
 
-RESULTS_SECONDS = 3600  # what is kept under the labels' token: an erasure since moves no token
+# What the labels alone decide (each sample's mark and results, the disputed items), kept this long:
+# an item forgotten or erased since moves no mark, so what is left to label is at most this behind.
+RESULTS_SECONDS = 3600
 
 KILLED = ("contradicted", "superseded")
 # A kill held for a person: the policy said the memory was no longer true, so a true one is its
@@ -196,12 +222,8 @@ def disputes(samples, *, most: int = DISPUTES_SHOWN) -> list[tuple[AuditItem, li
     samples = list(samples)
     if not samples:
         return []
-    key = (
-        f"{CACHE_PREFIX}-disputes:{samples[0].tenant_id}:{labels_token(samples[0].tenant_id)}:"
-        + (hashlib.sha256(",".join(str(sample.pk) for sample in samples).encode()).hexdigest()[:16])
-    )
-    found = cache.get(key)
-    if found is None:  # which items: kept while the labels stand; the items and labels: read fresh
+
+    def work_out() -> list[int]:  # which items; the items and their labels are read fresh below
         split = (
             AuditLabel.objects.filter(item__sample__in=samples, withdrawn_at__isnull=True)
             .values("item")
@@ -214,9 +236,9 @@ def disputes(samples, *, most: int = DISPUTES_SHOWN) -> list[tuple[AuditItem, li
             .order_by("first")
             .values_list("item", flat=True)[:most]
         )
-        found = list(split)
-        if RESULTS_SECONDS:
-            cache.set(key, found, RESULTS_SECONDS)
+        return list(split)
+
+    found = kept("disputes", samples, work_out, most)
     items = AuditItem.objects.filter(pk__in=found).select_related("memory")
     labels: dict[int, list[AuditLabel]] = {}
     standing = AuditLabel.objects.filter(item__in=found, withdrawn_at__isnull=True)

@@ -1,13 +1,14 @@
 """Thin Celery tasks for sampled audits (STYLE §6; quality/schedule.py)."""
 
 from celery import shared_task
+from django.core.cache import cache
 
 from memory_review.integrity.context import acting_as
 from memory_review.integrity.db_context import tenant_context
 from memory_review.tenancy.models import Tenant
 
 from . import notices, schedule
-from .results import NOTIFY_TASK
+from .results import NOTIFY_TASK, notify_key
 
 DRAW_TASK = "memory_review.quality.tasks.draw"
 
@@ -33,6 +34,7 @@ def draw(self, tenant_id: int, population: str, by: str) -> int:
 def notify_regressions(tenant_id: int) -> int:
     """A minute after audit labels changed (results.py nudges it): tell the agents of a regression
     those labels revealed, rather than at beat's next hourly pass."""
+    cache.delete(notify_key(tenant_id))  # a label committed from now on queues the next check
     tenant = Tenant.objects.filter(pk=tenant_id).first()
     if tenant is None:  # queued against another database, or a tenant since removed
         return 0

@@ -249,27 +249,38 @@ def test_a_regression_overtaken_by_the_next_periods_labels_within_the_hour_is_st
 
 
 def test_labels_that_reveal_a_regression_tell_the_agents_without_waiting_for_the_hour(
-    acme, labeler, settings, monkeypatch, django_capture_on_commit_callbacks
+    acme, labeler, monkeypatch, django_capture_on_commit_callbacks
 ):
-    """Once the labels commit, a check is queued (a minute later; run at once here, eagerly), so
-    a regression is told without waiting for beat's hourly pass; once a minute however many."""
-    from memory_review.quality import sampling
-    from memory_review.quality.tasks import notify_regressions  # noqa: F401 (registered: runs eagerly)
+    """Once labels commit, one regression check is queued for a minute later, however many labels
+    that minute brings; the check clears the flag as it starts and tells the agents."""
+    from django.core.cache import cache
+
+    from memory_review.quality import results, sampling
+    from memory_review.quality.tasks import notify_regressions
     from tests.review.test_memory_health_page import labeled
 
-    settings.CELERY_TASK_ALWAYS_EAGER = True
     for _ in range(30):
         make_memory(acme, source="email", kind="preference", agent_id="mail-bot")
     first = sampling.draw(tenant=acme, population="unreviewed", by="system:audit-schedule", precision=0.01)
     AuditSample.objects.filter(pk=first.pk).update(drawn_at=timezone.now() - timezone.timedelta(days=1))
     labeled(first, labeler, {"email": 1})
     second = sampling.draw(tenant=acme, population="unreviewed", by="system:audit-schedule", precision=0.01)
-    assert not Notice.objects.exists()
-    checks, check = [], notices.notify_regressions
-    monkeypatch.setattr(notices, "notify_regressions", lambda tenant: checks.append(tenant) or check(tenant))
+    queued = []
+
+    class Signature:
+        def __init__(self, name, args):
+            self.name, self.args = name, args
+
+        def apply_async(self, countdown):
+            queued.append((self.name, self.args, countdown))
+
+    monkeypatch.setattr(results.current_app, "signature", Signature)
 
     with django_capture_on_commit_callbacks(execute=True):
         labeled(second, labeler, {"email": 20})
 
+    assert queued == [(results.NOTIFY_TASK, (acme.pk,), results.NOTIFY_AFTER_SECONDS)]  # 30 labels, one check
+    assert not Notice.objects.exists()
+    notify_regressions(acme.pk)  # what the worker runs a minute later
     assert Notice.objects.get().key == f"unreviewed:{second.pk}"
-    assert len(checks) == 1  # 30 labels committed, one check queued
+    assert cache.get(results.notify_key(acme.pk)) is None  # the next label queues the next check

@@ -219,13 +219,12 @@ def test_the_demo_shows_six_weeks_of_audits_with_the_email_channel_regressed(cli
 
 
 def test_a_samples_results_are_kept_until_a_label_is_given_withdrawn_or_ruled(
-    acme, labeler, lead, monkeypatch, settings, django_capture_on_commit_callbacks
+    acme, labeler, lead, monkeypatch, settings, django_capture_on_commit_callbacks, django_assert_num_queries
 ):
     """Kept (the marks and the disputes under the labels' token, the results under the marks),
     and each label given, withdrawn or ruled moves the token once it commits."""
     from memory_review.quality.tasks import notify_regressions  # noqa: F401 (registered: runs eagerly)
 
-    monkeypatch.setattr(health, "RESULTS_SECONDS", 600)
     monkeypatch.setattr(results, "RESULTS_SECONDS", 600)
     settings.CELERY_TASK_ALWAYS_EAGER = True  # the regression check each commit queues: here, not in Redis
     for _ in range(10):
@@ -248,6 +247,8 @@ def test_a_samples_results_are_kept_until_a_label_is_given_withdrawn_or_ruled(
         0,
         0,
     )
+    with django_assert_num_queries(1):  # the samples; their marks and results are kept
+        assert health.health(acme, "unreviewed").newest.overall.wrong == 0
     token = results.labels_token(acme.pk)
     results.label_record(item=second, labeler=labeler, outcome="true")  # not committed: nothing moves
     assert results.labels_token(acme.pk) == token
