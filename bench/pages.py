@@ -747,16 +747,17 @@ def write_audits(tenant: Tenant, labelers, now) -> None:
 
 
 def rewrite_audits(now) -> None:
-    """A kept database's sampled audits written again, in write_audits' shapes (a bench database:
-    its rows are deleted around the application, and nothing here verifies their seals)."""
-    with connection.cursor() as cursor:
-        for table in ("quality_auditlabel", "quality_audititem", "quality_auditsample"):
-            cursor.execute(f"DELETE FROM {table}")
+    """A kept database's sampled audits written again, in write_audits' shapes, a bench tenant at
+    a time, each deleted and written in one transaction (a bench database: its rows are deleted
+    around the application, and nothing here verifies their seals)."""
     labelers = list(
         get_user_model().objects.filter(username__startswith="bench-labeler-").order_by("username")
     )
-    for tenant in Tenant.objects.filter(slug__startswith="bench").order_by("pk"):  # every one: none left bare
+    for tenant in Tenant.objects.filter(slug__startswith="bench").order_by("pk"):
         with transaction.atomic():
+            with connection.cursor() as cursor:
+                for table in ("quality_auditlabel", "quality_audititem", "quality_auditsample"):
+                    cursor.execute(f"DELETE FROM {table} WHERE tenant_id = %s", [tenant.pk])
             write_audits(tenant, labelers, now)
 
 

@@ -31,12 +31,11 @@ def write_memory(*, event: SourceEvent, body: MemoryIn, channel: str) -> Memory:
     agent's memory the rules pass; by a worker once it commits for an import's, or when Jev did
     not answer in time."""
     written_by = f"{channel}:{body.written_by}"
-    vote = None
+    found, rules, vote = holds.reasons(body.subject, body.content), holds.rules_of(event.tenant_id), None
     # An agent's write is not inside a transaction of its caller's (ATOMIC_REQUESTS is off), so
     # nothing is held open while Jev is asked; an import's is, and is asked by the worker.
-    if channel == "agent" and not holds.reasons(body.subject, body.content):
-        if not holds.class_held(event, written_by):
-            vote = screening.vote_inline(event.tenant_id, body.subject, body.content, event.source)
+    if channel == "agent" and not found and not holds.class_held(rules, event.source, written_by):
+        vote = screening.vote_inline(event.tenant_id, body.subject, body.content, event.source)
     with transaction.atomic():
         memory = memory_write(
             event=event,
@@ -49,7 +48,7 @@ def write_memory(*, event: SourceEvent, body: MemoryIn, channel: str) -> Memory:
             **body.scope.model_dump(),
         )
         memory.held_because = holds.hold_if_untrusted(
-            memory, also=[vote.reason] if vote and vote.holds else []
+            memory, found=found, rules=rules, also=[vote.reason] if vote and vote.holds else []
         )
         if vote is None and screening.needs_screening(memory):
             dispatch.screen_on_commit(memory.tenant_id, memory.pk)

@@ -26,9 +26,10 @@ from memory_review.integrity.context import acting_as
 from memory_review.lifecycle import Actor, transition
 
 from . import hidden_text, trust
-from .models import HELD, DualControl, Memory, MemoryStatus, TrustRules
+from .models import DualControl, Memory, MemoryStatus, TrustRules
 
 HOLDER = Actor.system("trust")
+UNREAD = object()  # hold_if_untrusted reads the tenant's trust rules itself
 
 
 def _patterns(*sources: str) -> tuple[re.Pattern, ...]:
@@ -114,22 +115,32 @@ def reasons(subject: str, content: str) -> list[str]:
     return said
 
 
-def class_held(event, written_by: str) -> bool:
-    """Whether a memory written by `written_by` from this event will be held for its trust class
-    alone (memories/trust.py): asked before it is written."""
-    rules = TrustRules.objects.filter(tenant_id=event.tenant_id).first()
-    return rules is not None and trust.of_provenance(event.source, written_by) in rules.held
+def rules_of(tenant_id: int) -> TrustRules | None:
+    return TrustRules.objects.filter(tenant_id=tenant_id).first()
+
+
+def class_held(rules: TrustRules | None, source: str, written_by: str) -> bool:
+    """Whether a memory written by `written_by` from an event of `source` will be held for its
+    trust class alone (memories/trust.py): asked before it is written."""
+    return rules is not None and trust.of_provenance(source, written_by) in rules.held
 
 
 def hold_if_untrusted(
-    memory: Memory, *, request_id: str | None = None, also: Sequence[str] = ()
+    memory: Memory,
+    *,
+    request_id: str | None = None,
+    also: Sequence[str] = (),
+    found: list[str] | None = None,
+    rules: TrustRules | None | object = UNREAD,
 ) -> list[str]:
     """Move a memory just written to review when `reasons` finds any, or when its trust class is
     one the tenant's rules hold (memories/trust.py), or for the reasons `also` gives (Jev's
     instruction vote, asked by the caller), in the writer's transaction; the reasons (empty when
-    it stays in force)."""
-    said = reasons(memory.subject, memory.content) + list(also)
-    rules = TrustRules.objects.filter(tenant_id=memory.tenant_id).first()
+    it stays in force). `found` and `rules`: `reasons` and `rules_of` as the caller already has
+    them, so they are not worked out twice."""
+    said = (reasons(memory.subject, memory.content) if found is None else list(found)) + list(also)
+    if rules is UNREAD:
+        rules = rules_of(memory.tenant_id)
     if rules is not None and memory.trust in rules.held:
         said.insert(
             0, f"it comes from {trust.WORDS[memory.trust]}, which this tenant has a person check first"
@@ -149,11 +160,6 @@ def hold(memory: Memory, said: list[str], *, request_id: str | None = None) -> N
             seen_version=memory.row_version,
             request_id=request_id,
         )
-
-
-def is_held(memory: Memory) -> bool:
-    """Whether a memory waits, held before it was trusted, for a person to approve it."""
-    return memory.status == MemoryStatus.NEEDS_REVIEW and memory.flagged_for == HELD
 
 
 def unreleased(memory: Memory) -> bool:

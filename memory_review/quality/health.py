@@ -16,6 +16,7 @@ from . import results
 from .estimates import Difference, Estimate, Stratum, difference, stratified_estimate
 from .models import AuditLabel, AuditSample, Population
 from .results import KILLED, Results
+from .sampling import HELD
 
 UNNAMED = {"agent": "no agent named", "channel": "no channel"}
 PERIODS = 12  # the samples of each population the trend shows
@@ -174,7 +175,7 @@ def sentence(h: Health) -> str:
     if overall.rate is None:
         return f"{h.newest.sample.items:,} {h.words} were drawn; none is labeled yet."
     verb = "are" if h.population == Population.UNREVIEWED else "were"
-    held = sum(s["population"] for s in h.newest.sample.strata if s["key"]["decision"].endswith("(held)"))
+    held = sum(s["population"] for s in h.newest.sample.strata if s["key"]["decision"] in HELD.values())
     words = h.words + (
         f" ({held:,} of them kills held for a person: the policy's judgment all the same)" if held else ""
     )

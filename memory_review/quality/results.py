@@ -25,6 +25,7 @@ from memory_review.integrity.context import acting_as
 
 from .estimates import Estimate, Stratum, stratified_estimate, stratum_estimate
 from .models import Answer, AuditItem, AuditLabel, AuditSample
+from .sampling import HELD
 
 
 class LabelError(ValueError):
@@ -129,7 +130,7 @@ RESULTS_SECONDS = 3600
 KILLED = ("contradicted", "superseded")
 # A kill held for a person: the policy said the memory was no longer true, so a true one is its
 # error all the same (quality/gate.py measures the policy's kills with them).
-SAID_KILLED = (*KILLED, "contradicted (held)", "superseded (held)")
+SAID_KILLED = (*KILLED, *HELD.values())
 
 
 def wrong(decision: str, answer: str) -> bool:
