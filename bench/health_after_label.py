@@ -1,0 +1,65 @@
+"""The memory health page right after a label, against a database bench/pages.py kept (issue 31).
+
+    .venv/bin/python bench/health_after_label.py --reuse postgres://postgres@127.0.0.1:5432/bench_NNNN
+
+bench/pages.py times thirty views with no label between them, so each is served from what the
+labels' token keeps. A tenant whose labelers are at work moves the token with every label: for
+each bench tenant this times a view, then gives a real label (committed) on the newest sample of
+the memories no person reviewed and times the view after it, ten times, in-process. It writes
+labels into the kept database. The last line is one JSON object."""
+
+import json
+import statistics
+import time
+
+import django  # noqa: E402
+import throwaway  # noqa: E402, F401, I001  (before Django: it chooses the database)
+
+django.setup()
+
+from django.contrib.auth import get_user_model  # noqa: E402
+from django.test import Client  # noqa: E402
+
+from memory_review.quality import results  # noqa: E402
+from memory_review.quality.models import AuditItem, AuditSample  # noqa: E402
+from memory_review.tenancy.models import Tenant  # noqa: E402
+
+ROUNDS = 10
+
+
+def main() -> None:
+    client = Client()
+    client.force_login(get_user_model().objects.get(username="bench-lead"))
+    labeler = get_user_model().objects.get(username="bench-labeler-1")
+    found = {}
+    for tenant in Tenant.objects.filter(slug__startswith="bench").order_by("pk"):
+        url = f"/t/{tenant.slug}/health/"
+        for _ in range(3):
+            assert client.get(url).status_code == 200
+        newest = (
+            AuditSample.objects.filter(tenant=tenant, population="unreviewed").order_by("-drawn_at").first()
+        )
+        waiting = AuditItem.objects.filter(sample=newest).exclude(labels__labeler=labeler).order_by("pk")
+        before, after = [], []
+        for item in waiting[:ROUNDS]:
+            began = time.perf_counter()
+            client.get(url)
+            before.append((time.perf_counter() - began) * 1000)
+            results.label_record(item=item, labeler=labeler, outcome="true")
+            began = time.perf_counter()
+            client.get(url)
+            after.append((time.perf_counter() - began) * 1000)
+        found[tenant.slug] = {
+            "no_label_between_ms": [round(statistics.median(before)), round(max(before))],
+            "right_after_a_label_ms": [round(statistics.median(after)), round(max(after))],
+        }
+        quiet, moved = found[tenant.slug].values()
+        print(
+            f"{tenant.slug}: no label between, median {quiet[0]} ms (max {quiet[1]}); "
+            f"right after a label, median {moved[0]} ms (max {moved[1]})"
+        )
+    print(json.dumps(found))
+
+
+if __name__ == "__main__":
+    main()
