@@ -1,4 +1,5 @@
-"""The memory health page right after a label, against a database bench/pages.py kept (issue 31).
+"""The memory health page right after a label (issue 31), against a database bench/pages.py kept,
+or one it builds the same way (`--memories`, two tenants; SQLite unless `--postgres`).
 
     .venv/bin/python bench/health_after_label.py --reuse postgres://postgres@127.0.0.1:5432/bench_NNNN
 
@@ -8,16 +9,19 @@ each bench tenant this times a view, then gives a real label (committed) on the 
 the memories no person reviewed and times the view after it, ten times, in-process. It writes
 labels into the kept database. The last line is one JSON object."""
 
+import argparse
 import json
 import statistics
 import time
 
 import django  # noqa: E402
-import throwaway  # noqa: E402, F401, I001  (before Django: it chooses the database)
+import throwaway  # noqa: E402, I001  (before Django: it chooses the database)
 
 django.setup()
 
+import pages  # noqa: E402
 from django.contrib.auth import get_user_model  # noqa: E402
+from django.core.management import call_command  # noqa: E402
 from django.test import Client  # noqa: E402
 
 from memory_review.quality import results  # noqa: E402
@@ -28,6 +32,21 @@ ROUNDS = 10
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--memories", type=int, default=200_000, help="a tenant, when it builds")
+    parser.add_argument("--postgres", metavar="URL", help="build on this server, not SQLite")
+    parser.add_argument("--reuse", metavar="URL_OR_PATH", help="a database bench/pages.py --keep kept")
+    args = parser.parse_args()
+    try:
+        if not args.reuse:
+            call_command("migrate", verbosity=0)
+            pages.build(args.memories, 2)
+        timed()
+    finally:
+        throwaway.drop()
+
+
+def timed() -> None:
     client = Client()
     client.force_login(get_user_model().objects.get(username="bench-lead"))
     labeler = get_user_model().objects.get(username="bench-labeler-1")
