@@ -340,11 +340,12 @@ SILENCED_SYSTEM_CHECKS = ["models.W047"]
 REDIS_URL = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")
 CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", REDIS_URL)
 # The shared cache (the API's rate limit): Redis; CACHE_URL=locmem:// for one process alone
-# (`make demo` without Redis).
+# (`make demo` without Redis). Room for more than locmem's default 300 keys: the sampled audits'
+# figures keep a few small ones for each stratum of each sample a page shows (quality/results.py).
 _cache_url = os.environ.get("CACHE_URL", REDIS_URL)
 CACHES = {
     "default": (
-        {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
+        {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "OPTIONS": {"MAX_ENTRIES": 50_000}}
         if _cache_url.startswith("locmem://")
         else {
             "BACKEND": "django.core.cache.backends.redis.RedisCache",

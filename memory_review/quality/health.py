@@ -8,13 +8,12 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from django.core.cache import cache
-from django.db.models import Count, Max
 
 from memory_review.tenancy.models import Tenant
 
 from . import results
 from .estimates import Difference, Estimate, Stratum, difference, stratified_estimate
-from .models import AuditLabel, AuditSample, Population
+from .models import AuditSample, Population
 from .results import KILLED, Results
 from .sampling import HELD
 
@@ -111,49 +110,17 @@ def _worst(found: Results) -> dict | None:
     return best
 
 
-def _marks(samples: list[AuditSample]) -> dict[int, tuple]:
-    """Each sample's labels as a mark that moves with every label given, withdrawn or ruled: how
-    many, the newest id, how many withdrawn (one grouped query over the labels' item index, kept
-    under the tenant's labels token, so a view with no label since reads none)."""
-    if not samples:
-        return {}
-
-    def work_out() -> dict[int, tuple]:
-        rows = (
-            AuditLabel.objects.filter(item__sample__in=samples)
-            .values("item__sample")
-            .annotate(n=Count("pk"), last=Max("pk"), withdrawn=Count("withdrawn_at"))
-            .order_by()
-        )
-        return {row["item__sample"]: (row["n"], row["last"], row["withdrawn"]) for row in rows}
-
-    return results.kept("marks", samples, work_out)
-
-
-def _results(sample: AuditSample, mark: tuple | None) -> Results:
-    """A sample's results, kept while its labels' mark stands: a period's labels stop moving once
-    it is labeled, and the page reads twelve periods of each population."""
-    mark = "-".join(map(str, mark or (0, 0, 0)))
-    key = f"{results.CACHE_PREFIX}-results:{sample.tenant_id}:{sample.pk}:{mark}"
-    found = cache.get(key)
-    if found is None:
-        found = results.results(sample)
-        cache.set(key, found, results.RESULTS_SECONDS)
-    return found
-
-
 def health(tenant: Tenant, population: str) -> Health:
     samples = list(
         AuditSample.objects.for_tenant(tenant).filter(population=population).order_by("-drawn_at")[:PERIODS]
     )[::-1]
-    marks = _marks(samples)
     trend: list[Period] = []
     found = None
-    for sample in samples:
-        found = _results(sample, marks.get(sample.pk))
+    for found in results.results_of(samples):
         # Against the newest period before it that has labels (one not labeled yet says nothing).
         before = next((p.estimate for p in reversed(trend) if p.estimate.rate is not None), None)
-        trend.append(Period(sample, found.overall, difference(before, found.overall) if before else None))
+        change = difference(before, found.overall) if before else None
+        trend.append(Period(found.sample, found.overall, change))
     if found is None:
         return Health(population, None, [], [], None, None, [])
     killed = None

@@ -10,15 +10,14 @@ standing one) decides an item; without one, an item counts when every standing l
 agrees; where labelers disagree it waits for a lead's ruling and is not counted, so a dispute
 never splits into half an error. Withdrawn labels do not count."""
 
-import hashlib
 import logging
 import secrets
+import time
 from dataclasses import dataclass
 
 from celery import current_app
 from django.core.cache import cache
 from django.db import transaction
-from django.db.models import Count, Min, Q
 
 from memory_review.calibration.labeling import withdraw_newest
 from memory_review.integrity.context import acting_as
@@ -43,45 +42,43 @@ def notify_key(tenant_id: int) -> str:
     return f"{CACHE_PREFIX}-notify:{tenant_id}"
 
 
-def _token_key(tenant_id: int) -> str:
-    return f"{CACHE_PREFIX}-labels:{tenant_id}"
+# What the labels alone decide is kept per stratum, each under a token of its own, and per sample
+# under the sample's token. A label's commit replaces the tokens of its item's stratum and sample,
+# so the next view works out that one stratum again (a few items) and reads every other stratum,
+# and every other sample, as kept. Random tokens, not counts: one the cache evicted never brings
+# back figures kept under an earlier one.
+TOKEN_SECONDS = 24 * 3600  # a token forgotten only means its figures are worked out again
 
 
-def labels_token(tenant_id: int) -> str:
-    """A token that changes whenever a tenant's audit labels do (given, withdrawn, ruled): what is
-    worked out from the labels alone is kept in the cache under it. A random token, not a count,
-    so one the cache evicted never brings back figures kept under an earlier one."""
-    token = cache.get(_token_key(tenant_id))
-    if token is None:
-        cache.add(_token_key(tenant_id), secrets.token_hex(8), None)
-        token = cache.get(_token_key(tenant_id)) or "unkept"
-    return token
+def _sample_token_key(sample_id: int) -> str:
+    return f"{CACHE_PREFIX}-sample:{sample_id}"
 
 
-def kept(kind: str, samples: list[AuditSample], work_out, *extra):
-    """What `work_out()` finds from these samples' labels alone, kept in the cache under the
-    tenant's labels token (and `extra`), so a view with no label since reads none of it."""
-    tenant_id = samples[0].tenant_id
-    named = ",".join(str(part) for part in (*(sample.pk for sample in samples), *extra))
-    key = (
-        f"{CACHE_PREFIX}-{kind}:{tenant_id}:{labels_token(tenant_id)}:"
-        + (hashlib.sha256(named.encode()).hexdigest()[:16])
-    )
-    found = cache.get(key)
-    if found is None:
-        found = work_out()
-        if RESULTS_SECONDS:
-            cache.set(key, found, RESULTS_SECONDS)
-    return found
+def _stratum_token_key(sample_id: int, stratum: int) -> str:
+    return f"{CACHE_PREFIX}-stratum:{sample_id}:{stratum}"
 
 
-def _labels_changed(tenant_id: int) -> None:
-    """Once the labels commit: a new token, and a regression check queued (one a tenant a
-    minute, however many labels a minute brings; the hourly job stays the backstop)."""
+def _tokens(keys: list[str]) -> dict[str, str]:
+    """Each key's token, a new one where none is kept (one round trip when all are)."""
+    found = cache.get_many(keys)
+    missing = [key for key in keys if key not in found]
+    if missing:
+        for key in missing:
+            cache.add(key, secrets.token_hex(8), TOKEN_SECONDS)
+        found |= cache.get_many(missing)  # another view's token where it added first
+    return {key: found.get(key, "unkept") for key in keys}
+
+
+def _labels_changed(tenant_id: int, sample_id: int, stratum: int) -> None:
+    """Once the labels commit: new tokens for the item's stratum and then its sample (in that
+    order, so a view that reads the sample's new token reads the stratum's too), and a regression
+    check queued (one a tenant a minute, however many labels a minute brings; the hourly job
+    stays the backstop)."""
 
     def changed() -> None:
         try:  # a cache that does not answer never fails a label that is kept
-            cache.set(_token_key(tenant_id), secrets.token_hex(8), None)
+            cache.set(_stratum_token_key(sample_id, stratum), secrets.token_hex(8), TOKEN_SECONDS)
+            cache.set(_sample_token_key(sample_id), secrets.token_hex(8), TOKEN_SECONDS)
             if cache.add(notify_key(tenant_id), 1, NOTIFY_AFTER_SECONDS):
                 current_app.signature(NOTIFY_TASK, args=(tenant_id,)).apply_async(
                     countdown=NOTIFY_AFTER_SECONDS
@@ -103,7 +100,7 @@ def label_record(
         standing = AuditLabel.objects.filter(item=item, labeler=labeler, withdrawn_at__isnull=True)
         if standing.filter(adjudicated=ruling).exists():
             raise LabelError(f"you have already labeled item {item.pk}: undo that label first")
-        _labels_changed(item.tenant_id)
+        _labels_changed(item.tenant_id, item.sample_id, item.stratum)
         return AuditLabel.objects.create(
             tenant_id=item.tenant_id, item=item, labeler=labeler, outcome=outcome, note=note or None,
             adjudicated=ruling,
@@ -119,7 +116,10 @@ def withdraw_latest(tenant, labeler) -> AuditLabel | None:
     with transaction.atomic(), acting_as(f"user:{labeler.pk}"):
         label = withdraw_newest(in_force)
         if label is not None:
-            _labels_changed(tenant.pk)
+            sample_id, stratum = AuditItem.objects.filter(pk=label.item_id).values_list("sample", "stratum")[
+                0
+            ]
+            _labels_changed(tenant.pk, sample_id, stratum)
         return label
 
 
@@ -167,35 +167,56 @@ class Results:
     sample: AuditSample
     overall: Estimate
     strata: list[StratumResult]
+    split: tuple[tuple[int, int], ...] = ()  # (its first standing label, item) of each disputed item
 
 
-def results(sample: AuditSample) -> Results:
-    """Each stratum's estimate from the items ruled so far, and the population's (two queries)."""
-    items = list(
-        AuditItem.objects.filter(sample=sample).values_list(
-            "pk", "stratum", "memory__deleted_at", "memory__source_event__erased_at"
-        )
-    )
+@dataclass(frozen=True)
+class _Counts:
+    """One stratum's items as their labels rule them, and when that was read."""
+
+    drawn: int = 0
+    ruled: int = 0
+    wrong: int = 0
+    disputed: int = 0
+    gone: int = 0
+    split: tuple[tuple[int, int], ...] = ()
+    read_at: float = 0.0
+
+
+def _count(sample: AuditSample, strata: list[int] | None = None) -> dict[int, _Counts]:
+    """These strata's counts (None: every stratum's), from their items and labels (two queries)."""
+    items = AuditItem.objects.filter(sample=sample)
+    labeled = AuditLabel.objects.filter(item__sample=sample)
+    if strata is not None:
+        items, labeled = items.filter(stratum__in=strata), labeled.filter(item__stratum__in=strata)
     labels: dict[int, list[AuditLabel]] = {}
-    for label in AuditLabel.objects.filter(item__sample=sample).only(
-        "pk", "item_id", "outcome", "adjudicated", "withdrawn_at"
-    ):
+    for label in labeled.only("pk", "item_id", "outcome", "adjudicated", "withdrawn_at"):
         labels.setdefault(label.item_id, []).append(label)
-    counts = [{"drawn": 0, "ruled": 0, "wrong": 0, "disputed": 0, "gone": 0} for _ in sample.strata]
-    for pk, stratum, forgotten, erased in items:
+    counts = {n: {"drawn": 0, "ruled": 0, "wrong": 0, "disputed": 0, "gone": 0, "split": []} for n in (
+        range(len(sample.strata)) if strata is None else strata
+    )}  # fmt: skip
+    rows = items.values_list("pk", "stratum", "memory__deleted_at", "memory__source_event__erased_at")
+    for pk, stratum, forgotten, erased in rows:
         count = counts[stratum]
         count["drawn"] += 1
         said = ruling(labels.get(pk, []))
+        standing = [label.pk for label in labels.get(pk, []) if label.withdrawn_at is None]
         if said is not None:
             count["ruled"] += 1
             count["wrong"] += wrong(sample.strata[stratum]["key"]["decision"], said)
-        elif any(label.withdrawn_at is None for label in labels.get(pk, [])):
+        elif standing:
             count["disputed"] += 1
+            count["split"].append((min(standing), pk))
         elif forgotten or erased:
             count["gone"] += 1
+    now = time.time()
+    return {n: _Counts(**(c | {"split": tuple(c["split"])}), read_at=now) for n, c in counts.items()}
+
+
+def _compose(sample: AuditSample, counts: dict[int, _Counts]) -> Results:
     strata = [
-        Stratum(tuple(listed["key"].values()), listed["population"], count["ruled"], count["wrong"])
-        for listed, count in zip(sample.strata, counts, strict=True)
+        Stratum(tuple(listed["key"].values()), listed["population"], counts[n].ruled, counts[n].wrong)
+        for n, listed in enumerate(sample.strata)
     ]
     return Results(
         sample=sample,
@@ -204,13 +225,52 @@ def results(sample: AuditSample) -> Results:
             StratumResult(
                 listed["key"],
                 stratum_estimate(stratum, sample.confidence),
-                count["drawn"],
-                count["disputed"],
-                count["gone"],
+                counts[n].drawn,
+                counts[n].disputed,
+                counts[n].gone,
             )  # fmt: skip
-            for listed, stratum, count in zip(sample.strata, strata, counts, strict=True)
+            for n, (listed, stratum) in enumerate(zip(sample.strata, strata, strict=True))
         ],
+        split=tuple(sorted(pair for count in counts.values() for pair in count.split)),
     )
+
+
+def results(sample: AuditSample) -> Results:
+    """Each stratum's estimate from the items ruled so far, and the population's (two queries)."""
+    return _compose(sample, _count(sample))
+
+
+def results_of(samples: list[AuditSample]) -> list[Results]:
+    """Each sample's results, kept: a sample's under its token, worked out on a miss from its
+    strata's counts, each kept under its own token, so only the strata a label moved since are
+    read again. Kept at most RESULTS_SECONDS from the oldest read they rest on: an item forgotten
+    or erased since moves no count, so what is left to label is at most that far behind."""
+    if not RESULTS_SECONDS:
+        return [results(sample) for sample in samples]
+    tokens = _tokens([_sample_token_key(sample.pk) for sample in samples])
+    keys = [f"{CACHE_PREFIX}-results:{s.pk}:{tokens[_sample_token_key(s.pk)]}" for s in samples]
+    found = cache.get_many(keys)
+    for sample, key in zip(samples, keys, strict=True):
+        if key not in found:
+            counts = _kept_counts(sample)
+            oldest = min((count.read_at for count in counts.values()), default=time.time())
+            found[key] = _compose(sample, counts)
+            cache.set(key, found[key], max(1, round(RESULTS_SECONDS - (time.time() - oldest))))
+    return [found[key] for key in keys]
+
+
+def _kept_counts(sample: AuditSample) -> dict[int, _Counts]:
+    token_keys = [_stratum_token_key(sample.pk, n) for n in range(len(sample.strata))]
+    tokens = _tokens(token_keys)
+    keys = {n: f"{CACHE_PREFIX}-counts:{sample.pk}:{n}:{tokens[key]}" for n, key in enumerate(token_keys)}
+    kept = cache.get_many(list(keys.values()))
+    counts = {n: kept[key] for n, key in keys.items() if key in kept}
+    missing = [n for n in keys if n not in counts]
+    if missing:
+        fresh = _count(sample, None if len(missing) == len(keys) else missing)
+        cache.set_many({keys[n]: fresh[n] for n in missing}, RESULTS_SECONDS)
+        counts |= fresh
+    return counts
 
 
 DISPUTES_SHOWN = 20
@@ -218,28 +278,12 @@ DISPUTES_SHOWN = 20
 
 def disputes(samples, *, most: int = DISPUTES_SHOWN) -> list[tuple[AuditItem, list[AuditLabel]]]:
     """Items of these samples whose labelers disagree and no lead has ruled on, oldest label
-    first, with their standing labels: what the health page asks a lead to rule on. One grouped
-    query over the labels, then the few items found."""
+    first, with their standing labels: what the health page asks a lead to rule on. Which items,
+    from the samples' kept results; the items and their labels read fresh (two queries)."""
     samples = list(samples)
     if not samples:
         return []
-
-    def work_out() -> list[int]:  # which items; the items and their labels are read fresh below
-        split = (
-            AuditLabel.objects.filter(item__sample__in=samples, withdrawn_at__isnull=True)
-            .values("item")
-            .annotate(
-                outcomes=Count("outcome", distinct=True),
-                ruled=Count("pk", filter=Q(adjudicated=True)),
-                first=Min("pk"),
-            )
-            .filter(outcomes__gt=1, ruled=0)
-            .order_by("first")
-            .values_list("item", flat=True)[:most]
-        )
-        return list(split)
-
-    found = kept("disputes", samples, work_out, most)
+    found = [item for _, item in sorted(pair for r in results_of(samples) for pair in r.split)[:most]]
     items = AuditItem.objects.filter(pk__in=found).select_related("memory")
     labels: dict[int, list[AuditLabel]] = {}
     standing = AuditLabel.objects.filter(item__in=found, withdrawn_at__isnull=True)

@@ -6,6 +6,7 @@ import re
 from datetime import timedelta
 
 import pytest
+from django.core.cache import cache
 from django.utils import timezone
 
 from memory_review.quality import health, results, sampling, tasks
@@ -218,40 +219,46 @@ def test_the_demo_shows_six_weeks_of_audits_with_the_email_channel_regressed(cli
     assert 'data-regressed="unreviewed"' in body and "still need a label" in body
 
 
-def test_a_samples_results_are_kept_until_a_label_is_given_withdrawn_or_ruled(
-    acme, labeler, lead, monkeypatch, settings, django_capture_on_commit_callbacks, django_assert_num_queries
+def test_a_samples_results_are_kept_and_a_label_moves_only_its_own_stratum(
+    acme, labeler, lead, monkeypatch, django_capture_on_commit_callbacks, django_assert_num_queries
 ):
-    """Kept (the marks and the disputes under the labels' token, the results under the marks),
-    and each label given, withdrawn or ruled moves the token once it commits."""
-    from memory_review.quality.tasks import notify_regressions  # noqa: F401 (registered: runs eagerly)
-
+    """Kept per stratum and per sample, and each label given, withdrawn or ruled, once it commits,
+    moves its own stratum only: the next view reads that stratum's items and labels (two queries)
+    and keeps every other, and what it shows is what the labels, read afresh, say."""
     monkeypatch.setattr(results, "RESULTS_SECONDS", 600)
-    settings.CELERY_TASK_ALWAYS_EAGER = True  # the regression check each commit queues: here, not in Redis
-    for _ in range(10):
-        make_memory(acme, source="email")
+    cache.set(results.notify_key(acme.pk), 1, 600)  # a regression check is queued: no commit queues one
+    for n in range(20):
+        make_memory(acme, source="email" if n % 2 else "chat")
     sample = sampling.draw(tenant=acme, population="unreviewed", by="user:1", precision=0.01)
-    first, second = sample.drawn.order_by("rank")[:2]
+    assert len(sample.strata) == 2
+    email = next(n for n, s in enumerate(sample.strata) if s["key"]["channel"] == "email")
+    first, second = sample.drawn.filter(stratum=email).order_by("rank")[:2]
+    chat = sample.drawn.exclude(stratum=email).order_by("rank").first()
     other = make_user("acme-labeler-3", acme, Role.LABELER)
+    health.health(acme, "unreviewed")  # every stratum read and kept
 
     def committed(write):
         with django_capture_on_commit_callbacks(execute=True):
             write()
-        return health.health(acme, "unreviewed").newest.overall.wrong, len(results.disputes([sample]))
+        with django_assert_num_queries(3):  # the samples, then the one stratum's items and labels
+            found = health.health(acme, "unreviewed").newest
+        fresh = results.results(sample)
+        assert (found.overall, found.strata, found.split) == (fresh.overall, fresh.strata, fresh.split)
+        return found.overall.wrong, len(results.disputes([sample]))
 
     assert committed(lambda: results.label_record(item=first, labeler=labeler, outcome="false")) == (1, 0)
     assert committed(lambda: results.label_record(item=second, labeler=labeler, outcome="false")) == (2, 0)
-    assert committed(lambda: results.withdraw_latest(acme, labeler)) == (1, 0)
+    assert committed(lambda: results.label_record(item=chat, labeler=labeler, outcome="false")) == (3, 0)
+    assert committed(lambda: results.withdraw_latest(acme, labeler)) == (2, 0)
     disputed = committed(lambda: results.label_record(item=first, labeler=other, outcome="true"))
-    assert disputed == (0, 1)  # not counted while it waits for a ruling
-    assert committed(lambda: results.label_record(item=first, labeler=lead, outcome="true", ruling=True)) == (
-        0,
-        0,
-    )
-    with django_assert_num_queries(1):  # the samples; their marks and results are kept
-        assert health.health(acme, "unreviewed").newest.overall.wrong == 0
-    token = results.labels_token(acme.pk)
-    results.label_record(item=second, labeler=labeler, outcome="true")  # not committed: nothing moves
-    assert results.labels_token(acme.pk) == token
+    assert disputed == (1, 1)  # not counted while it waits for a ruling
+    ruled = committed(lambda: results.label_record(item=first, labeler=lead, outcome="true", ruling=True))
+    assert ruled == (1, 0)
+    with django_assert_num_queries(1):  # the samples; their results are kept
+        assert health.health(acme, "unreviewed").newest.overall.wrong == 1
+    results.label_record(item=chat, labeler=labeler, outcome="false")  # not committed: nothing moves
+    with django_assert_num_queries(1):
+        assert health.health(acme, "unreviewed").newest.overall.wrong == 1
 
 
 def test_a_new_sample_not_yet_labeled_neither_raises_nor_clears_the_flag(client, periods, acme):
