@@ -19,11 +19,11 @@ which Jev's instruction vote and the sampled audits (issue 31, items 1-3) are fo
 import re
 from collections.abc import Sequence
 
-from django.db import transaction
 from django.utils import timezone
 
 from memory_review.integrity.context import acting_as
 from memory_review.lifecycle import Actor, transition
+from memory_review.tenancy.rows import save_one_row
 
 from . import hidden_text, trust
 from .models import DualControl, Memory, MemoryStatus, TrustRules
@@ -192,11 +192,10 @@ def set_rules(tenant, *, hold_classes, by: str) -> TrustRules:
         )
     if trust.PERSON in hold_classes:
         raise RulesRefused("a person's words cannot be held for their provenance: hold what they say instead")
-    with transaction.atomic(), acting_as(by):
-        # Locked without a row limit (Oracle refuses FOR UPDATE with one): one row a tenant.
-        rules = next(iter(TrustRules.objects.for_tenant(tenant).select_for_update()), None)
-        rules = rules or TrustRules(tenant=tenant)
+
+    def fill(rules: TrustRules) -> None:
         rules.hold_classes = ",".join(name for name in trust.CLASSES if name in set(hold_classes))
         rules.changed_by, rules.changed_at = by, timezone.now()
-        rules.save()
-        return rules
+
+    with acting_as(by):
+        return save_one_row(TrustRules, tenant, fill)

@@ -10,12 +10,13 @@ from contextlib import contextmanager
 from datetime import datetime, timedelta
 
 from django.core.cache import cache
-from django.db import IntegrityError, transaction
+from django.db import transaction
 from django.utils import timezone
 
 from memory_review.integrity.context import acting_as
 from memory_review.integrity.db_context import tenant_context
 from memory_review.tenancy.models import Tenant
+from memory_review.tenancy.rows import save_one_row
 
 from . import gate, notices, sampling
 from .models import AuditPlan, AuditSample, Population
@@ -81,21 +82,15 @@ def set_plan(
     for field, value, ok, meaning in checks:
         if not ok:
             raise PlanRefused(field, f"is {meaning}; got {value}")
-    for attempt in (1, 2):  # two first plans at once: the second finds the first's row and updates it
-        try:
-            with transaction.atomic(), acting_as(by):
-                # Locked without a row limit (Oracle refuses FOR UPDATE with one): one row a tenant.
-                found = next(iter(AuditPlan.objects.for_tenant(tenant).select_for_update()), None)
-                plan = found or AuditPlan(tenant=tenant)
-                plan.every_days, plan.precision, plan.confidence = every_days, precision, confidence
-                plan.budget, plan.share, plan.changed_by, plan.changed_at = budget, share, by, timezone.now()
-                plan.gate_target = gate_target
-                plan.save()
-                gate.refresh(tenant, by=by)
-            break
-        except IntegrityError:
-            if attempt == 2:
-                raise
+
+    def fill(plan: AuditPlan) -> None:
+        plan.every_days, plan.precision, plan.confidence = every_days, precision, confidence
+        plan.budget, plan.share, plan.changed_by, plan.changed_at = budget, share, by, timezone.now()
+        plan.gate_target = gate_target
+
+    with transaction.atomic(), acting_as(by):
+        plan = save_one_row(AuditPlan, tenant, fill)
+        gate.refresh(tenant, by=by)
     return plan
 
 
