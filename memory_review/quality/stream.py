@@ -22,7 +22,7 @@ from memory_review.calibration.models import Label
 from memory_review.tenancy.models import Tenant
 
 from . import results, schedule
-from .models import Answer, AuditItem, AuditLabel
+from .models import Answer, AuditItem, AuditLabel, Population
 
 AUDIT = "audit"
 OUTCOMES: tuple[tuple[str, str], ...] = (
@@ -130,8 +130,12 @@ class Progress:
 
 
 def progress(tenant: Tenant, labeler) -> Progress:
+    """The labeler's standing audit labels, and how far the newest sample of each population is
+    labeled (the draws the health page's figures rest on; older samples' items still wait in the
+    stream, behind them)."""
     labels = _standing(tenant).filter(adjudicated=False)
-    items = labelable(tenant)
+    newest = [schedule.newest(tenant, population) for population in Population.values]
+    items = labelable(tenant).filter(sample__in=[sample for sample in newest if sample])
     return Progress(
         items=items.count(),
         labeled=items.filter(Exists(labels.filter(item=OuterRef("pk")))).count(),

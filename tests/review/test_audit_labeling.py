@@ -180,3 +180,20 @@ def test_a_crafted_audit_key_is_read_by_params_not_a_500(client, labeler, sample
     client.force_login(labeler)
     response = client.post("/t/acme/labels/record/", {"item": "a²", "outcome": "true", "kind": "audit"})
     assert response.status_code == 302 and not AuditLabel.objects.exists()
+
+
+def test_progress_counts_the_newest_samples_not_every_item_ever_drawn(client, acme, labeler, sample):
+    for _ in range(3):
+        make_memory(acme, source="email")
+    unreviewed = sampling.draw(tenant=acme, population="unreviewed", by="user:1", precision=0.2)
+    again = sampling.draw(tenant=acme, population="decisions", by="user:1", precision=0.2, seed="cd" * 32)
+    newest = again.items + unreviewed.items
+    older = sample.drawn.order_by("rank").first()  # labeled, but of a sample the newest replaced
+    stream.record(acme, labeler, older.pk, outcome="true")
+    stream.record(acme, labeler, again.drawn.order_by("rank").first().pk, outcome="false")
+    client.force_login(labeler)
+
+    body = client.get("/t/acme/labels/?kind=audit").content.decode()
+
+    assert f"<dt>Newest samples labeled</dt><dd>1 of {newest}</dd>" in body
+    assert "<dd data-mine>2</dd>" in body
