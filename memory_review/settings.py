@@ -406,6 +406,10 @@ JEV_RETRY_AFTER_MAX_S = env_float("JEV_RETRY_AFTER_MAX_S", 30.0)
 # How long an agent's memory write waits for Jev's instruction vote (one try) before it goes into
 # force on the rules alone and a worker asks instead (assessments/screening.py).
 SCREEN_INLINE_TIMEOUT_S = env_float("SCREEN_INLINE_TIMEOUT_S", 2.0)
+# A vote still owed whose last try is this old (a lost task, or one out of tries) is queued again
+# by a sweep every SCREEN_SWEEP_SECONDS; above the task's longest wait between tries (300 s).
+SCREEN_SWEEP_AFTER_S = env_float("SCREEN_SWEEP_AFTER_S", 600.0)
+SCREEN_SWEEP_SECONDS = env_float("SCREEN_SWEEP_SECONDS", 300.0)
 # A worker renews its lease on an assessment every third of this while it lives; the reaper hands
 # one whose lease lapsed to another worker (assessments/leases.py, recovery.py).
 ASSESSMENT_LEASE_S = env_float("ASSESSMENT_LEASE_S", 30.0)
@@ -522,6 +526,11 @@ CELERY_BEAT_SCHEDULE = {
         "task": "memory_review.assessments.tasks.reap_lapsed_leases",
         "schedule": ASSESSMENT_REAP_SECONDS,
         "options": {"expires": ASSESSMENT_REAP_SECONDS},  # a backlog of reaps is worth one
+    },
+    "screening-sweep": {
+        "task": "memory_review.assessments.tasks.sweep_screenings",
+        "schedule": SCREEN_SWEEP_SECONDS,
+        "options": {"expires": SCREEN_SWEEP_SECONDS},
     },
     "hard-ttl-sweep": {
         "task": "memory_review.memories.tasks.expire_past_ttl",

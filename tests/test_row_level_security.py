@@ -43,6 +43,7 @@ RLS_WITH_THEIR_TABLE = {
     "quality_auditplan",
     "memories_trustrules",
     "quality_gatechange",
+    "assessments_screeningowed",
 }
 
 

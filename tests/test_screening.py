@@ -7,16 +7,22 @@ import json
 import re
 import threading
 import time
+from datetime import timedelta
 
 import pytest
+from django.utils import timezone
 
+from memory_review.api.intake import write_memory
+from memory_review.api.schemas import MemoryIn
 from memory_review.assessments import screening
-from memory_review.assessments.jev import JevError
+from memory_review.assessments.jev import JevError, get_jev
+from memory_review.assessments.models import ScreeningOwed
 from memory_review.assessments.standin import StandinConfig
 from memory_review.assessments.tasks import screen_memory  # noqa: F401  (registered: runs eagerly)
 from memory_review.lifecycle import Actor, transition
 from memory_review.memories import holds
 from memory_review.memories.models import Memory, MemoryStatus
+from memory_review.memories.services import event_record
 from memory_review.tenancy.tokens import token_create
 from tests.factories import make_jev, make_memory
 
@@ -87,6 +93,7 @@ def test_an_ordinary_memory_is_asked_about_and_stays_in_force(
     memory = Memory.objects.get(pk=body["memory_id"])
     assert memory.status == MemoryStatus.ACTIVE and not memory.transitions.exists()
     assert voting.system_one_count == asked + 1
+    assert not ScreeningOwed.objects.exists()  # asked in the request: nothing owed
 
 
 def test_the_tenants_threshold_decides(acme, policy, jev):
@@ -147,6 +154,8 @@ def test_when_jev_does_not_answer_in_the_request_the_worker_asks_after_commit_an
     memory = Memory.objects.get(pk=body["memory_id"])
     assert (memory.status, memory.flagged_for) == (MemoryStatus.NEEDS_REVIEW, "held")
     assert memory.transitions.get().reason.startswith("held before it is trusted: Jev's instruction vote")
+    owed = ScreeningOwed.objects.get(memory=memory)  # written with the memory, screened by the worker
+    assert owed.screened_at is not None and owed.vote == pytest.approx(0.92, abs=0.02)
 
 
 def test_a_memory_the_rules_hold_is_not_put_to_jev(client, token, voting, django_capture_on_commit_callbacks):
@@ -228,3 +237,58 @@ def test_no_ordinary_memory_of_the_demo_is_voted_an_instruction(db, jev):
     ]
 
     assert len(passed) > 50 and held == []
+
+
+@pytest.mark.parametrize("standin_config", [StandinConfig(rate_500=1.0)])
+def test_a_vote_jev_never_answers_stays_owed_through_the_tasks_tries_and_the_sweep_asks_again(
+    client, acme, lead, token, voting, settings, django_capture_on_commit_callbacks
+):
+    """Jev down through the request and every one of the task's tries: the memory is in force on
+    the rules alone, its vote owed and counted (tries, the error), shown on the health page; once
+    Jev answers, the sweep queues it again and the vote holds it."""
+    settings.JEV_MAX_TRIES = 1
+    get_jev.cache_clear()
+
+    body = write(client, token, INSTRUCTION, django_capture_on_commit_callbacks)
+
+    owed = ScreeningOwed.objects.get(memory_id=body["memory_id"])
+    assert body["status"] == "active" and owed.screened_at is None
+    assert owed.tries == 7 and "500" in owed.last_error  # the first try and the task's six retries
+    client.force_login(lead)
+    page = client.get("/t/acme/health/").content.decode()
+    assert 'data-owed="1"' in page and "7 tries unanswered" in page
+    metrics = client.get("/metrics", REMOTE_ADDR="127.0.0.1").content.decode()
+    waited = re.search(r'memory_review_screening_owed_oldest_seconds\{tenant="acme"\} (\S+)', metrics)
+    assert float(waited.group(1)) > 0
+
+    voting.config.rate_500 = 0.0  # Jev is back
+    assert screening.sweep() == 0  # its last try is recent: the task's own retries come first
+    later = timezone.now() + timedelta(seconds=settings.SCREEN_SWEEP_AFTER_S + 1)
+    with django_capture_on_commit_callbacks(execute=True):
+        assert screening.sweep(now=later) == 1
+
+    owed.refresh_from_db()
+    assert owed.screened_at is not None and owed.vote >= 0.9
+    memory = Memory.objects.get(pk=body["memory_id"])
+    assert (memory.status, memory.flagged_for) == (MemoryStatus.NEEDS_REVIEW, "held")
+    assert "data-owed" not in client.get("/t/acme/health/").content.decode()
+
+
+def test_a_vote_whose_task_the_broker_lost_is_asked_by_the_sweep(
+    acme, voting, settings, django_capture_on_commit_callbacks
+):
+    event = event_record(tenant=acme, source="chat", text="Refund talk.")
+    with django_capture_on_commit_callbacks(execute=False):  # the task is never sent
+        memory = write_memory(
+            event=event, channel="import",
+            body=MemoryIn(subject="refund limit", content=INSTRUCTION, kind="fact", source_event_id=event.pk),
+        )  # fmt: skip
+    assert ScreeningOwed.objects.get(memory=memory).screened_at is None
+
+    later = timezone.now() + timedelta(seconds=settings.SCREEN_SWEEP_AFTER_S + 1)
+    with django_capture_on_commit_callbacks(execute=True):
+        assert screening.sweep(now=later) == 1
+
+    memory.refresh_from_db()
+    assert memory.status == MemoryStatus.NEEDS_REVIEW
+    assert ScreeningOwed.objects.get(memory=memory).screened_at is not None

@@ -3,7 +3,7 @@
 
 from django.db import transaction
 
-from memory_review.assessments import dispatch, screening
+from memory_review.assessments import screening
 from memory_review.memories import holds
 from memory_review.memories.models import Memory, SourceEvent
 from memory_review.memories.services import event_record, memory_write
@@ -51,5 +51,5 @@ def write_memory(*, event: SourceEvent, body: MemoryIn, channel: str) -> Memory:
             memory, found=found, rules=rules, also=[vote.reason] if vote and vote.holds else []
         )
         if vote is None and screening.needs_screening(memory):
-            dispatch.screen_on_commit(memory.tenant_id, memory.pk)
+            screening.owe(memory)
     return memory

@@ -324,3 +324,27 @@ class PromotionCandidate(SealedTenantOwned, Scope):
 
     def __str__(self) -> str:
         return f"candidate {self.pk}: {self.subject}"
+
+
+class ScreeningOwed(TenantOwned):
+    """A memory written in force whose instruction vote is still to be asked (screening.py):
+    written in the memory's own transaction when Jev did not answer inside the agent's request,
+    or for an import's memories. A worker asks once the write commits, and marks the row screened
+    when the vote is in (or nothing is left to ask); a sweep queues again the rows whose last try
+    is long past, so a lost task or a long outage delays the vote, never drops it. Kept after it
+    is screened: when each memory was owed and screened stays readable."""
+
+    memory = models.OneToOneField(Memory, on_delete=models.PROTECT, related_name="+")
+    owed_since = models.DateTimeField(default=timezone.now)
+    queued_at = models.DateTimeField(default=timezone.now, help_text="The newest try, or its queueing.")
+    tries = models.PositiveIntegerField(default=0, help_text="Tries Jev did not answer.")
+    last_error = models.CharField(max_length=500, null=True, blank=True)
+    screened_at = models.DateTimeField(null=True, blank=True)
+    vote = models.FloatField(null=True, blank=True, help_text="Jev's vote; empty: nothing was left to ask.")
+
+    class Meta:
+        indexes = [models.Index(fields=["tenant", "screened_at", "queued_at"], name="screenowed_due_ix")]
+
+    def __str__(self) -> str:
+        state = "screened" if self.screened_at else "owed its instruction vote"
+        return f"memory {self.memory_id}: {state}"

@@ -45,8 +45,15 @@ def screen_memory(self, tenant_id: int, memory_id: int) -> float | None:
             return vote.value if vote else None
         except JevError as exc:
             logger.warning("memory %s: no instruction vote yet (%s); trying again", memory_id, exc)
+            screening.failed(memory_id, exc)
             # Under the broker's visibility timeout (600 s), or Redis hands the task out twice.
             raise self.retry(exc=exc, countdown=min(30 * 2**self.request.retries, 300)) from exc
+
+
+@shared_task(name="memory_review.assessments.tasks.sweep_screenings")
+def sweep_screenings() -> int:
+    """Celery beat's job every SCREEN_SWEEP_SECONDS (screening.py, `sweep`)."""
+    return screening.sweep()
 
 
 @shared_task(name="memory_review.assessments.tasks.reap_lapsed_leases")

@@ -1,6 +1,7 @@
 """State read from the database when Prometheus scrapes: per tenant, the review queue's depth and
 its oldest wait, memories by status (the tallies the home page reads: one row per status),
-assessments not yet done, how long the oldest audit row has waited for the sequencer, and the
+assessments not yet done, how long the oldest audit row has waited for the sequencer and the
+oldest memory for its owed instruction vote, and the
 sampled audits' newest estimate of how wrong the memory is, and whether it regressed (worked out
 once a minute a tenant: quality/health.py `summary`). Cheap queries only, each under the
 tenant's row-level context."""
@@ -10,7 +11,7 @@ from django.utils import timezone
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
-from memory_review.assessments.models import Assessment
+from memory_review.assessments.models import Assessment, ScreeningOwed
 from memory_review.audit import sequencer
 from memory_review.integrity.db_context import tenant_context
 from memory_review.memories.models import Memory, MemoryStatus, MemoryTally
@@ -58,6 +59,12 @@ class DomainCollector(Collector):
             "(Newcombe's interval for the difference above zero): alert on it.",
             labels=["tenant", "population"],
         )
+        owed = GaugeMetricFamily(
+            "memory_review_screening_owed_oldest_seconds",
+            "How long the oldest memory written while Jev did not answer has been in force without "
+            "its instruction vote (0 when none is owed); a sweep keeps asking (assessments/screening.py).",
+            labels=["tenant"],
+        )
         now = timezone.now()
         for tenant in Tenant.objects.filter(is_active=True).order_by("slug"):
             tenant_id, slug = tenant.pk, tenant.slug
@@ -78,6 +85,9 @@ class DomainCollector(Collector):
                     Memory.objects.for_tenant(tenant_id).needs_review().aggregate(at=Min("flagged_at"))["at"]
                 )
                 since = sequencer.oldest_waiting(tenant_id)
+                unscreened = ScreeningOwed.objects.filter(tenant_id=tenant_id, screened_at__isnull=True)
+                owed_since = unscreened.aggregate(at=Min("owed_since"))["at"]
+            owed.add_metric([slug], (now - owed_since).total_seconds() if owed_since else 0.0)
             waiting.add_metric([slug], (now - since).total_seconds() if since else 0.0)
             oldest.add_metric([slug], (now - first).total_seconds() if first else 0.0)
             queue.add_metric([slug], tallies.get(MemoryStatus.NEEDS_REVIEW, 0))
@@ -92,3 +102,4 @@ class DomainCollector(Collector):
         yield waiting
         yield wrong
         yield regressed
+        yield owed

@@ -99,6 +99,7 @@ APP_GRANTS: dict[str, Grant] = {
     ),
     "assessments_verdict": Grant(APPEND, update_columns=("applied",), why="votes are never rewritten"),
     "assessments_promotioncandidate": Grant(WRITE),
+    "assessments_screeningowed": Grant(WRITE, why="marked screened, never deleted"),
     "calibration_label": Grant(
         APPEND,
         update_columns=("withdrawn_at", "note"),

@@ -13,6 +13,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from memory_review import params
+from memory_review.assessments import screening
 from memory_review.memories import holds, trust
 from memory_review.memories.models import HELD, Memory, MemoryStatus, TrustRules
 from memory_review.quality import health, results, schedule
@@ -75,7 +76,7 @@ def _page(request: HttpRequest, membership, *, form=None, trust_form=None, statu
         populations=[(h, health.sentence(h), health_charts.trend_chart(h)) for h in found],
         held=list(held.order_by("-flagged_at", "-pk")[:HELD_SHOWN]), held_count=held.count_up_to(999),
         plan=plan, form=form or PlanForm(initial=_initial(plan)), chart_least=health_charts.LEAST,
-        rules=rules, trust_form=trust_form or TrustForm(initial={"hold": rules.held if rules else []}),
+        rules=rules, owed=screening.owed(tenant), trust_form=trust_form or TrustForm(initial={"hold": rules.held if rules else []}),
         disputes=results.disputes([p.sample for h in found for p in h.trend]) if membership.can_lead else [],
     )  # fmt: skip
 
