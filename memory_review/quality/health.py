@@ -39,6 +39,7 @@ class Period:
     sample: AuditSample
     estimate: Estimate
     change: Difference | None  # against the period before, when both have labels
+    split: tuple[tuple[int, int], ...] = ()  # its disputed items (results.Results.split)
 
     @property
     def regressed(self) -> bool:
@@ -120,7 +121,7 @@ def health(tenant: Tenant, population: str) -> Health:
         # Against the newest period before it that has labels (one not labeled yet says nothing).
         before = next((p.estimate for p in reversed(trend) if p.estimate.rate is not None), None)
         change = difference(before, found.overall) if before else None
-        trend.append(Period(found.sample, found.overall, change))
+        trend.append(Period(found.sample, found.overall, change, found.split))
     if found is None:
         return Health(population, None, [], [], None, None, [])
     killed = None

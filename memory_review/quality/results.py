@@ -249,14 +249,44 @@ def results_of(samples: list[AuditSample]) -> list[Results]:
         return [results(sample) for sample in samples]
     tokens = _tokens([_sample_token_key(sample.pk) for sample in samples])
     keys = [f"{CACHE_PREFIX}-results:{s.pk}:{tokens[_sample_token_key(s.pk)]}" for s in samples]
-    found = cache.get_many(keys)
+    packed = cache.get_many(keys)
+    found = []
     for sample, key in zip(samples, keys, strict=True):
-        if key not in found:
-            counts = _kept_counts(sample)
-            oldest = min((count.read_at for count in counts.values()), default=time.time())
-            found[key] = _compose(sample, counts)
-            cache.set(key, found[key], max(1, round(RESULTS_SECONDS - (time.time() - oldest))))
-    return [found[key] for key in keys]
+        if key in packed:
+            found.append(_unpack(sample, packed[key]))
+            continue
+        counts = _kept_counts(sample)
+        oldest = min((count.read_at for count in counts.values()), default=time.time())
+        found.append(_compose(sample, counts))
+        cache.set(key, _pack(found[-1]), max(1, round(RESULTS_SECONDS - (time.time() - oldest))))
+    return found
+
+
+# Kept as plain tuples, not the dataclasses and the sample (read from the database anyway): a page
+# loads twenty-four of them, and unpickling objects costs what reading them was meant to save.
+def _pack(found: Results) -> tuple:
+    return (
+        _estimate_tuple(found.overall),
+        tuple((_estimate_tuple(row.estimate), row.drawn, row.disputed, row.gone) for row in found.strata),
+        found.split,
+    )
+
+
+def _estimate_tuple(e: Estimate) -> tuple:
+    return (e.rate, e.low, e.high, e.population, e.sampled, e.wrong)
+
+
+def _unpack(sample: AuditSample, packed: tuple) -> Results:
+    overall, strata, split = packed
+    return Results(
+        sample=sample,
+        overall=Estimate(*overall),
+        strata=[
+            StratumResult(listed["key"], Estimate(*estimate), drawn, disputed, gone)
+            for listed, (estimate, drawn, disputed, gone) in zip(sample.strata, strata, strict=True)
+        ],
+        split=split,
+    )
 
 
 def _kept_counts(sample: AuditSample) -> dict[int, _Counts]:
@@ -278,12 +308,16 @@ DISPUTES_SHOWN = 20
 
 def disputes(samples, *, most: int = DISPUTES_SHOWN) -> list[tuple[AuditItem, list[AuditLabel]]]:
     """Items of these samples whose labelers disagree and no lead has ruled on, oldest label
-    first, with their standing labels: what the health page asks a lead to rule on. Which items,
-    from the samples' kept results; the items and their labels read fresh (two queries)."""
-    samples = list(samples)
-    if not samples:
+    first, with their standing labels: what the health page asks a lead to rule on."""
+    return disputes_in([pair for found in results_of(list(samples)) for pair in found.split], most=most)
+
+
+def disputes_in(split, *, most: int = DISPUTES_SHOWN) -> list[tuple[AuditItem, list[AuditLabel]]]:
+    """The disputed items of kept results (their `split`), oldest label first, with their standing
+    labels, read fresh (two queries)."""
+    found = [item for _, item in sorted(split)[:most]]
+    if not found:
         return []
-    found = [item for _, item in sorted(pair for r in results_of(samples) for pair in r.split)[:most]]
     items = AuditItem.objects.filter(pk__in=found).select_related("memory")
     labels: dict[int, list[AuditLabel]] = {}
     standing = AuditLabel.objects.filter(item__in=found, withdrawn_at__isnull=True)

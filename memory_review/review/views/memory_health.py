@@ -71,13 +71,14 @@ def _page(request: HttpRequest, membership, *, form=None, trust_form=None, statu
     found = [health.health(tenant, population) for population in Population.values]
     held = Memory.objects.for_tenant(tenant).filter(status=MemoryStatus.NEEDS_REVIEW, flagged_for=HELD)
     plan = schedule.plan_of(tenant)
+    split = [pair for h in found for p in h.trend for pair in p.split] if membership.can_lead else []
     return page(
         request, membership, "review/memory_health.html", status=status,
         populations=[(h, health.sentence(h), health_charts.trend_chart(h)) for h in found],
         held=list(held.order_by("-flagged_at", "-pk")[:HELD_SHOWN]), held_count=held.count_up_to(999),
         plan=plan, form=form or PlanForm(initial=_initial(plan)), chart_least=health_charts.LEAST,
-        rules=rules, owed=screening.owed(tenant), trust_form=trust_form or TrustForm(initial={"hold": rules.held if rules else []}),
-        disputes=results.disputes([p.sample for h in found for p in h.trend]) if membership.can_lead else [],
+        rules=rules, trust_form=trust_form or TrustForm(initial={"hold": rules.held if rules else []}),
+        owed=screening.owed(tenant), disputes=results.disputes_in(split),
     )  # fmt: skip
 
 
