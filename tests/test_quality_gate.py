@@ -208,3 +208,50 @@ def test_the_health_page_says_how_many_of_the_decisions_were_kills_held_for_a_pe
     assert said.startswith(
         "Of 3 automatic decisions (3 of them kills held for a person: the policy's judgment"
     )
+
+
+def test_on_a_large_tenant_the_preview_is_a_kept_figure_a_job_counts_and_a_proposal_waits_for_it(
+    client, acme, policy, labeler, lead, settings, monkeypatch
+):
+    """The period's votes of a tenant of millions take seconds to read: the policy pages show what
+    a job counted (and say so while it counts), and a proposal is not made without it."""
+    from memory_review.calibration import figures
+    from memory_review.calibration.models import PolicyProposal
+    from memory_review.calibration.tasks import refresh_figure
+
+    for _ in range(40):
+        kill(acme, policy, agent_id="careful")
+    audited(acme, labeler)
+    plan(acme, 0.9)
+    kill(acme, policy, agent_id="new-bot")
+    settings.FIGURES_INLINE_BELOW = 0  # every tenant counts as large
+    queued = []
+    monkeypatch.setattr(
+        figures.current_app,
+        "signature",
+        lambda name, args: type("S", (), {"delay": lambda s: queued.append(args)})(),
+    )
+    client.force_login(lead)
+
+    waiting = client.get("/t/acme/policies/").content.decode()
+    assert "Counting the period's votes for what the gate would have done" in waiting
+    assert 'hx-select="#gate-figures"' in waiting and "data-alone" not in waiting
+    proposed = {"contradict_max": "0.45", "mode": "shadow", "reason": "a little bolder", "origin": "typed in"}
+    client.post("/t/acme/calibration/propose/", proposed)  # queues the comparison's job and the preview's
+    for job in {(n, t, str(p)): (n, t, p) for n, t, p in queued if n != "gate_preview"}.values():
+        refresh_figure(*job)  # the comparison counted; the preview not yet
+    refused = client.post("/t/acme/calibration/propose/", proposed, follow=True).content.decode()
+    assert "what the gate would do with it is still being counted" in refused
+    assert not PolicyProposal.objects.exists()
+
+    for name, tenant_id, params in [job for job in queued if job[0] == "gate_preview"]:
+        refresh_figure(
+            name, tenant_id, params
+        )  # what the worker runs, the active policy's and the candidate's
+    shown = client.get("/t/acme/policies/").content.decode()
+    assert re.search(
+        r"would let <strong data-alone>40</strong> go ahead alone and send <strong data-held>1", shown
+    )
+    assert "Figures as of" in shown
+    client.post("/t/acme/calibration/propose/", proposed)
+    assert PolicyProposal.objects.get().evidence["gate"]["kills_to_a_person"] == 1

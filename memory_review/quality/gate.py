@@ -30,7 +30,8 @@ from django.db import transaction
 from django.utils import timezone
 
 from memory_review.assessments.models import Assessment, Verdict
-from memory_review.assessments.policy import decide, policy_action
+from memory_review.assessments.policy import Thresholds, decide, policy_action
+from memory_review.calibration import figures
 from memory_review.integrity.context import acting_as
 from memory_review.tenancy.models import Tenant
 
@@ -273,6 +274,28 @@ def preview(tenant: Tenant, thresholds, *, days: int, now: datetime | None = Non
     return Preview(
         days, plan.gate_target, read, len(rows) > PREVIEW_MOST,
         sorted(((key, alone, held) for key, (alone, held) in counted.items()), key=lambda row: -row[2]),
+    )  # fmt: skip
+
+
+@figures.figure("gate_preview", rests_on=("votes",))
+def kept_preview(tenant: Tenant, *, thresholds: dict, days: int, gate: int, target: float) -> Preview:
+    """preview() as calibration/figures.py keeps it: counted again when votes arrive, and under
+    new parameters when the gate moves (`gate`: its newest change) or its target does."""
+    found = preview(tenant, Thresholds.from_data(thresholds), days=days)
+    return found or Preview(days, target, 0, False, [])  # the gate turned off since it was asked
+
+
+def preview_shown(tenant: Tenant, thresholds) -> figures.Shown | None:
+    """What the gate, as it stands, would have done with these thresholds' kills over the last
+    period, as a page shows a kept figure (the votes of a period on a large tenant take seconds
+    to read: a job counts them); None without a gate."""
+    plan = _plan(tenant)
+    if plan is None or plan.gate_target is None:
+        return None
+    newest = GateChange.objects.for_tenant(tenant).order_by("-pk").values_list("pk", flat=True).first()
+    return figures.read(
+        "gate_preview", tenant, thresholds=thresholds.to_data(), days=period_days(tenant), gate=newest or 0,
+        target=plan.gate_target,
     )  # fmt: skip
 
 

@@ -87,7 +87,7 @@ def policy_compare(request: HttpRequest, membership) -> HttpResponse:
         numbers=[(name, getattr(active, name), getattr(candidate or active, name)) for name in NUMBERS],
         origin=request.GET.get("origin", "typed in")[:100],
         modes=adoption.MODES,
-        gate_preview=gate.preview(tenant, candidate, days=gate.period_days(tenant)) if candidate else None,
+        gate_shown=gate.preview_shown(tenant, candidate) if candidate else None,
     )
 
 
@@ -121,6 +121,14 @@ def policy_propose(request: HttpRequest, membership) -> HttpResponse:
         )
         kept = {name: request.POST[name] for name in [*NUMBERS, "origin"] if request.POST.get(name)}
         return redirect(reverse("policy-compare", args=[tenant.slug]) + "?" + urlencode(kept))
+    gate_shown = gate.preview_shown(tenant, candidate)
+    if gate_shown is not None and not gate_shown.ready:
+        messages.error(
+            request, "Nothing was proposed yet: what the gate would do with it is still being counted. "
+            "Try again shortly."
+        )  # fmt: skip
+        kept = {name: request.POST[name] for name in [*NUMBERS, "origin"] if request.POST.get(name)}
+        return redirect(reverse("policy-compare", args=[tenant.slug]) + "?" + urlencode(kept))
     proposal = adoption.propose(
         tenant,
         request.user,
@@ -129,7 +137,7 @@ def policy_propose(request: HttpRequest, membership) -> HttpResponse:
         reason=form.cleaned_data["reason"],
         evidence={
             **comparison.evidence(origin=form.cleaned_data["origin"] or "typed in"),
-            "gate": gate.preview_evidence(gate.preview(tenant, candidate, days=gate.period_days(tenant))),
+            "gate": gate.preview_evidence(gate_shown.value if gate_shown else None),
         },
     )
     messages.success(request, f"Proposal {proposal.pk} is waiting for an admin to adopt it.")
@@ -163,7 +171,7 @@ def policy_list(request: HttpRequest, membership) -> HttpResponse:
         redecided_count=changes["count"],
         names=words.subjects(tenant, memories=[verdict.memory_id for verdict, _ in changes["first"]]),
         gate=gate.standing(tenant),
-        gate_preview=gate.preview(tenant, labeling.active_policy(tenant)[1], days=gate.period_days(tenant)),
+        gate_shown=gate.preview_shown(tenant, labeling.active_policy(tenant)[1]),
     )
 
 
