@@ -4,8 +4,10 @@ better; elsewhere the same verdict sends it to a person with a sentence that say
 gate's state is sealed when it changes, and the policy pages show it and what it would have done."""
 
 import re
+from datetime import datetime, timedelta
 
 import pytest
+from django.utils import timezone
 
 from memory_review.assessments.invalidation import apply_verdicts
 from memory_review.audit import verification
@@ -191,10 +193,12 @@ def test_a_proposal_keeps_what_the_gate_would_have_done_with_its_kills(client, a
     )
 
     gate_said = PolicyProposal.objects.get().evidence["gate"]
+    counted_at = gate_said.pop("counted_at")
     assert gate_said == {
         "days": 1, "target": 0.9, "votes_read": 41, "capped": False, "kills_alone": 40,
-        "kills_to_a_person": 1,
+        "kills_to_a_person": 1, "votes_since": False,
     }  # fmt: skip
+    assert abs(datetime.fromisoformat(counted_at) - timezone.now()) < timedelta(minutes=1)
 
 
 def test_the_health_page_says_how_many_of_the_decisions_were_kills_held_for_a_person(acme, policy, labeler):

@@ -272,6 +272,9 @@ def test_a_vote_jev_never_answers_stays_owed_through_the_tasks_tries_and_the_swe
     memory = Memory.objects.get(pk=body["memory_id"])
     assert (memory.status, memory.flagged_for) == (MemoryStatus.NEEDS_REVIEW, "held")
     assert "data-owed" not in client.get("/t/acme/health/").content.decode()
+    asked = voting.system_one_count
+    assert screening.screen(memory.pk) is None  # a task the sweep queued twice: not asked again
+    assert voting.system_one_count == asked
 
 
 def test_a_vote_whose_task_the_broker_lost_is_asked_by_the_sweep(

@@ -334,6 +334,8 @@ class ScreeningOwed(TenantOwned):
     is long past, so a lost task or a long outage delays the vote, never drops it. Kept after it
     is screened: when each memory was owed and screened stays readable."""
 
+    # Indexed below by what is still owed: the sweep's oldest tries, the page's oldest owed.
+    tenant = models.ForeignKey(Tenant, on_delete=models.PROTECT, related_name="+", db_index=False)
     memory = models.OneToOneField(Memory, on_delete=models.PROTECT, related_name="+")
     owed_since = models.DateTimeField(default=timezone.now)
     queued_at = models.DateTimeField(default=timezone.now, help_text="The newest try, or its queueing.")
@@ -343,7 +345,10 @@ class ScreeningOwed(TenantOwned):
     vote = models.FloatField(null=True, blank=True, help_text="Jev's vote; empty: nothing was left to ask.")
 
     class Meta:
-        indexes = [models.Index(fields=["tenant", "screened_at", "queued_at"], name="screenowed_due_ix")]
+        indexes = [
+            models.Index(fields=["tenant", "screened_at", "queued_at"], name="screenowed_due_ix"),
+            models.Index(fields=["tenant", "screened_at", "owed_since"], name="screenowed_since_ix"),
+        ]
 
     def __str__(self) -> str:
         state = "screened" if self.screened_at else "owed its instruction vote"

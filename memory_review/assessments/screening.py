@@ -105,7 +105,12 @@ def screen(memory_id: int, *, jev: Jev | None = None) -> Vote | None:
     """Ask Jev of a memory already written, and hold it when the vote reaches the tenant's
     threshold. The vote, or None when nothing was asked (the memory is gone, no longer in force,
     or a person has moved it since: theirs is the word that counts); either way what was owed is
-    marked screened. JevError when Jev does not answer: the task asks again."""
+    marked screened. JevError when Jev does not answer: the task asks again. A vote already in
+    is not asked again (the sweep may have queued a task that was only slow to run)."""
+    owed = ScreeningOwed.objects.filter(memory_id=memory_id)
+    if owed.filter(screened_at__isnull=False).exists():
+        return None
+    owed.update(queued_at=timezone.now())  # being asked: the sweep leaves it to this try
     memory = Memory.objects.filter(pk=memory_id).first()
     if memory is None or not needs_screening(memory):
         return _screened(memory_id, None)

@@ -98,7 +98,7 @@ COLUMNS: dict[str, dict[str, tuple[Holds, str]]] = {
         "previous_error": (TYPED, "an error may quote what was sent"),
     },
     "assessments.Verdict": {"proposed_status": CODE},
-    "assessments.ScreeningOwed": {"last_error": OURS},
+    "assessments.ScreeningOwed": {"last_error": (TYPED, "an error may quote what was sent")},
     "assessments.PromotionCandidate": {
         "user_id": (NONE, "the erasure's own key, kept on its rows as the request names it"),
         "agent_id": (SCOPE, ""),

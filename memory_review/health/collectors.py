@@ -61,8 +61,9 @@ class DomainCollector(Collector):
         )
         owed = GaugeMetricFamily(
             "memory_review_screening_owed_oldest_seconds",
-            "How long the oldest memory written while Jev did not answer has been in force without "
-            "its instruction vote (0 when none is owed); a sweep keeps asking (assessments/screening.py).",
+            "How long the oldest memory still to get Jev's instruction vote (an import's, or written "
+            "while Jev did not answer in time) has been in force on the rules alone (0 when none is "
+            "owed); a sweep keeps asking (assessments/screening.py).",
             labels=["tenant"],
         )
         now = timezone.now()

@@ -278,11 +278,13 @@ def preview(tenant: Tenant, thresholds, *, days: int, now: datetime | None = Non
 
 
 @figures.figure("gate_preview", rests_on=("votes",))
-def kept_preview(tenant: Tenant, *, thresholds: dict, days: int, gate: int, target: float) -> Preview:
+def kept_preview(tenant: Tenant, *, thresholds: dict, days: int, gate: int, plan: str, until: str) -> Preview:
     """preview() as calibration/figures.py keeps it: counted again when votes arrive, and under
-    new parameters when the gate moves (`gate`: its newest change) or its target does."""
+    new parameters when the gate moves (`gate`: its newest change), the plan does (`plan`: when
+    it changed), or a day passes (`until`: the period ends today, votes or none)."""
     found = preview(tenant, Thresholds.from_data(thresholds), days=days)
-    return found or Preview(days, target, 0, False, [])  # the gate turned off since it was asked
+    # The gate turned off since it was asked: kept under a plan no page asks about again.
+    return found or Preview(days, 0.0, 0, False, [])
 
 
 def preview_shown(tenant: Tenant, thresholds) -> figures.Shown | None:
@@ -295,15 +297,19 @@ def preview_shown(tenant: Tenant, thresholds) -> figures.Shown | None:
     newest = GateChange.objects.for_tenant(tenant).order_by("-pk").values_list("pk", flat=True).first()
     return figures.read(
         "gate_preview", tenant, thresholds=thresholds.to_data(), days=period_days(tenant), gate=newest or 0,
-        target=plan.gate_target,
+        plan=plan.changed_at.isoformat(), until=timezone.localdate().isoformat(),
     )  # fmt: skip
 
 
-def preview_evidence(found: Preview | None) -> dict | None:
-    """What a proposal keeps of the gate's preview (None: no gate when it was proposed)."""
-    if found is None:
+def preview_evidence(shown: figures.Shown | None) -> dict | None:
+    """What a proposal keeps of the gate's preview, and when it was counted (None: no gate when
+    it was proposed)."""
+    if shown is None or shown.value is None:
         return None
+    found: Preview = shown.value
     return {
         "days": found.days, "target": found.target, "votes_read": found.read, "capped": found.capped,
         "kills_alone": found.alone, "kills_to_a_person": found.held,
+        "counted_at": shown.computed_at.isoformat() if shown.computed_at else None,
+        "votes_since": not shown.fresh,
     }  # fmt: skip

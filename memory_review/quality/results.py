@@ -123,8 +123,9 @@ def withdraw_latest(tenant, labeler) -> AuditLabel | None:
         return label
 
 
-# What the labels alone decide (each sample's mark and results, the disputed items), kept this long:
-# an item forgotten or erased since moves no mark, so what is left to label is at most this behind.
+# What the labels alone decide (each stratum's counts, each sample's results and disputed items),
+# kept at most this long: an item forgotten or erased since moves no token, so what is left to
+# label is at most this far behind.
 RESULTS_SECONDS = 3600
 
 KILLED = ("contradicted", "superseded")
@@ -304,12 +305,6 @@ def _kept_counts(sample: AuditSample) -> dict[int, _Counts]:
 
 
 DISPUTES_SHOWN = 20
-
-
-def disputes(samples, *, most: int = DISPUTES_SHOWN) -> list[tuple[AuditItem, list[AuditLabel]]]:
-    """Items of these samples whose labelers disagree and no lead has ruled on, oldest label
-    first, with their standing labels: what the health page asks a lead to rule on."""
-    return disputes_in([pair for found in results_of(list(samples)) for pair in found.split], most=most)
 
 
 def disputes_in(split, *, most: int = DISPUTES_SHOWN) -> list[tuple[AuditItem, list[AuditLabel]]]:

@@ -244,7 +244,7 @@ def test_a_samples_results_are_kept_and_a_label_moves_only_its_own_stratum(
             found = health.health(acme, "unreviewed").newest
         fresh = results.results(sample)
         assert (found.overall, found.strata, found.split) == (fresh.overall, fresh.strata, fresh.split)
-        return found.overall.wrong, len(results.disputes([sample]))
+        return found.overall.wrong, len(results.disputes_in(found.split))
 
     assert committed(lambda: results.label_record(item=first, labeler=labeler, outcome="false")) == (1, 0)
     assert committed(lambda: results.label_record(item=second, labeler=labeler, outcome="false")) == (2, 0)

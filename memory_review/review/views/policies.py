@@ -110,25 +110,20 @@ def policy_propose(request: HttpRequest, membership) -> HttpResponse:
     if problems:
         for problem in problems:
             messages.error(request, f"Nothing was proposed: {problem}")
-        # Back to the same candidate (its numbers only: never the CSRF token in a URL).
-        kept = {name: request.POST[name] for name in [*NUMBERS, "origin"] if request.POST.get(name)}
-        return redirect(reverse("policy-compare", args=[tenant.slug]) + "?" + urlencode(kept))
+        return _back_to_the_candidate(request, tenant)
     # The numbers the lead saw on the comparison: kept, or counted now on a small tenant.
     comparison = figures.read("compare", tenant, candidate=candidate.to_data()).value
-    if comparison is None:
-        messages.error(
-            request, "Nothing was proposed yet: its comparison is still being counted. Try again shortly."
-        )
-        kept = {name: request.POST[name] for name in [*NUMBERS, "origin"] if request.POST.get(name)}
-        return redirect(reverse("policy-compare", args=[tenant.slug]) + "?" + urlencode(kept))
     gate_shown = gate.preview_shown(tenant, candidate)
-    if gate_shown is not None and not gate_shown.ready:
-        messages.error(
-            request, "Nothing was proposed yet: what the gate would do with it is still being counted. "
-            "Try again shortly."
-        )  # fmt: skip
-        kept = {name: request.POST[name] for name in [*NUMBERS, "origin"] if request.POST.get(name)}
-        return redirect(reverse("policy-compare", args=[tenant.slug]) + "?" + urlencode(kept))
+    waiting = [
+        words for words, ready in (
+            ("its comparison", comparison is not None),
+            ("what the gate would do with it", gate_shown is None or gate_shown.ready),
+        ) if not ready
+    ]  # fmt: skip
+    if waiting:
+        counting = f"{' and '.join(waiting)} {'are' if len(waiting) > 1 else 'is'} still being counted"
+        messages.error(request, f"Nothing was proposed yet: {counting}. Try again shortly.")
+        return _back_to_the_candidate(request, tenant)
     proposal = adoption.propose(
         tenant,
         request.user,
@@ -137,11 +132,17 @@ def policy_propose(request: HttpRequest, membership) -> HttpResponse:
         reason=form.cleaned_data["reason"],
         evidence={
             **comparison.evidence(origin=form.cleaned_data["origin"] or "typed in"),
-            "gate": gate.preview_evidence(gate_shown.value if gate_shown else None),
+            "gate": gate.preview_evidence(gate_shown),
         },
     )
     messages.success(request, f"Proposal {proposal.pk} is waiting for an admin to adopt it.")
     return redirect("policy-list", tenant.slug)
+
+
+def _back_to_the_candidate(request: HttpRequest, tenant) -> HttpResponse:
+    """Back to the comparison of the same candidate (its numbers only: never the CSRF token in a URL)."""
+    kept = {name: request.POST[name] for name in [*NUMBERS, "origin"] if request.POST.get(name)}
+    return redirect(reverse("policy-compare", args=[tenant.slug]) + "?" + urlencode(kept))
 
 
 @require_GET
