@@ -8,7 +8,8 @@ superseded: a wrong memory kept, or a true one killed.
 **The ruling** (documented here and on the page): a lead's ruling (`adjudicated`, the newest
 standing one) decides an item; without one, an item counts when every standing label on it
 agrees; where labelers disagree it waits for a lead's ruling and is not counted, so a dispute
-never splits into half an error. Withdrawn labels do not count."""
+never splits into half an error. Withdrawn labels do not count, a lead's withdrawn ruling among
+them (`withdraw_ruling`): the item is in dispute again."""
 
 import logging
 import secrets
@@ -336,3 +337,27 @@ def rule(*, item: AuditItem, lead, outcome: str, note: str = "") -> AuditLabel:
         if len({label.outcome for label in standing}) < 2:
             raise LabelError(f"item a{item.pk} is not in dispute: its labelers do not disagree")
         return label_record(item=item, labeler=lead, outcome=outcome, note=note, ruling=True)
+
+
+def withdraw_ruling(*, item: AuditItem, lead) -> AuditLabel:
+    """Withdraw the lead's own standing ruling on an item (kept, marked withdrawn): the item is in
+    dispute again, waiting for a ruling, and counts in no estimate until then. Refused, nothing
+    written, when the lead has no ruling standing on it."""
+    in_force = AuditLabel.objects.filter(item=item, labeler=lead, adjudicated=True, withdrawn_at__isnull=True)
+    with transaction.atomic(), acting_as(f"user:{lead.pk}"):
+        label = withdraw_newest(in_force)
+        if label is None:
+            raise LabelError(f"you have no ruling standing on item a{item.pk} to withdraw")
+        _labels_changed(item.tenant_id, item.sample_id, item.stratum)
+        return label
+
+
+RULINGS_SHOWN = 10
+
+
+def rulings_of(tenant, lead, *, most: int = RULINGS_SHOWN) -> list[AuditLabel]:
+    """The lead's standing rulings, newest first, with their items' memories: what they can take back."""
+    standing = AuditLabel.objects.for_tenant(tenant).filter(
+        labeler=lead, adjudicated=True, withdrawn_at__isnull=True
+    )
+    return list(standing.select_related("item__memory").order_by("-pk")[:most])

@@ -112,6 +112,9 @@ urlpatterns = [
     path("t/<slug:slug>/health/trust/", memory_health.trust_set, name="memory-health-trust"),
     path("t/<slug:slug>/health/rule/", memory_health.rule, name="memory-health-rule"),
     path(
+        "t/<slug:slug>/health/rule/withdraw/", memory_health.rule_withdraw, name="memory-health-rule-withdraw"
+    ),
+    path(
         "t/<slug:slug>/calibration/replay-set.jsonl", calibration.replay_set_export, name="replay-set-export"
     ),
     path("t/<slug:slug>/calibration/import/", calibration.replay_set_import, name="replay-set-import"),

@@ -65,7 +65,7 @@ LABELER_SEES = {
     "policy-propose": 405, "policy-list": 403, "policy-adopt": 405, "policy-decline": 405,
     "policy-redecide": 405,
     "memory-health": 403, "memory-health-plan": 405, "memory-health-draw": 405, "memory-health-trust": 405,
-    "memory-health-rule": 405,
+    "memory-health-rule": 405, "memory-health-rule-withdraw": 405,
 }  # fmt: skip
 # Query strings and htmx regions the pages know, so a partial is walked as well as its page.
 VARIANTS = [

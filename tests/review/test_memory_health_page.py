@@ -9,6 +9,7 @@ import pytest
 from django.core.cache import cache
 from django.utils import timezone
 
+from memory_review.audit import verification
 from memory_review.quality import health, results, sampling, tasks
 from memory_review.quality.estimates import Stratum, difference, stratified_estimate
 from memory_review.quality.models import AuditPlan, AuditSample
@@ -311,3 +312,48 @@ def test_a_lead_rules_on_an_item_its_labelers_disagree_on_and_it_counts(client, 
     assert client.post("/t/acme/health/rule/", {"item": "²", "outcome": "true"}).status_code == 302
     client.force_login(other)
     assert client.post("/t/acme/health/rule/", {"item": item.pk, "outcome": "true"}).status_code == 403
+
+
+def test_a_lead_withdraws_their_own_ruling_and_the_item_waits_for_one_again(client, acme, labeler, lead):
+    from memory_review.quality.models import AuditLabel
+    from memory_review.tenancy.models import Role
+
+    other, second_lead = (
+        make_user("acme-labeler-2", acme, Role.LABELER),
+        make_user("acme-lead-2", acme, Role.LEAD),
+    )
+    for _ in range(4):
+        make_memory(acme, source="email")
+    sample = sampling.draw(tenant=acme, population="unreviewed", by="user:1", precision=0.01)
+    item = sample.drawn.order_by("rank").first()
+    results.label_record(item=item, labeler=labeler, outcome="true")
+    results.label_record(item=item, labeler=other, outcome="false")
+    client.force_login(lead)
+    client.post("/t/acme/health/rule/", {"item": item.pk, "outcome": "false"})
+    assert health.health(acme, "unreviewed").newest.overall.wrong == 1
+    assert f'data-ruling="{item.pk}"' in client.get("/t/acme/health/").content.decode()
+
+    client.force_login(second_lead)  # another lead sees no ruling of theirs, and cannot take this one back
+    assert f'data-ruling="{item.pk}"' not in client.get("/t/acme/health/").content.decode()
+    refused = client.post("/t/acme/health/rule/withdraw/", {"item": item.pk}, follow=True).content.decode()
+    assert f"Nothing was withdrawn: you have no ruling standing on item a{item.pk} to withdraw" in refused
+    client.force_login(lead)
+    withdrawn = client.post("/t/acme/health/rule/withdraw/", {"item": item.pk}, follow=True).content.decode()
+
+    assert f"Your ruling on audit item a{item.pk} is withdrawn" in withdrawn
+    assert f'data-dispute="{item.pk}"' in withdrawn and f'data-ruling="{item.pk}"' not in withdrawn
+    found = health.health(acme, "unreviewed").newest
+    assert found.overall.wrong == 0 and found.strata[0].disputed == 1  # waits again, counted nowhere
+    ruling = AuditLabel.objects.get(item=item, adjudicated=True)
+    assert ruling.withdrawn_at is not None  # kept, marked withdrawn
+    assert verification.problem_in(acme) is None
+    again = client.post("/t/acme/health/rule/withdraw/", {"item": item.pk}, follow=True).content.decode()
+    assert "Nothing was withdrawn: you have no ruling standing" in again
+    assert (
+        "Nothing was withdrawn: no such audit item here"
+        in client.post("/t/acme/health/rule/withdraw/", {"item": "²"}, follow=True).content.decode()
+    )
+    client.force_login(labeler)
+    assert client.post("/t/acme/health/rule/withdraw/", {"item": item.pk}).status_code == 403
+    ruled_again = client.post("/t/acme/health/rule/", {"item": item.pk, "outcome": "true"})
+    assert ruled_again.status_code == 403

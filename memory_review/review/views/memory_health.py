@@ -79,6 +79,7 @@ def _page(request: HttpRequest, membership, *, form=None, trust_form=None, statu
         plan=plan, form=form or PlanForm(initial=_initial(plan)), chart_least=health_charts.LEAST,
         rules=rules, trust_form=trust_form or TrustForm(initial={"hold": rules.held if rules else []}),
         owed=screening.owed(tenant), disputes=results.disputes_in(split),
+        rulings=results.rulings_of(tenant, request.user) if membership.can_lead else [],
     )  # fmt: skip
 
 
@@ -158,6 +159,26 @@ def rule(request: HttpRequest, membership) -> HttpResponse:
         messages.success(
             request, f"Ruled on audit item a{item.pk}: the labelers' answers are kept beside it."
         )
+    return redirect(reverse("memory-health", args=[membership.tenant.slug]) + "#disputes-title")
+
+
+@require_POST
+@tenant_view
+def rule_withdraw(request: HttpRequest, membership) -> HttpResponse:
+    """A lead takes back their own ruling: the item waits for a ruling again."""
+    require_lead(membership)
+    item = AuditItem.objects.for_tenant(membership.tenant).filter(pk=_pk(request.POST.get("item"))).first()
+    if item is None:
+        messages.error(request, "Nothing was withdrawn: no such audit item here.")
+    else:
+        try:
+            results.withdraw_ruling(item=item, lead=request.user)
+        except results.LabelError as error:
+            messages.error(request, f"Nothing was withdrawn: {error}")
+        else:
+            messages.success(
+                request, f"Your ruling on audit item a{item.pk} is withdrawn: it waits for a ruling again."
+            )
     return redirect(reverse("memory-health", args=[membership.tenant.slug]) + "#disputes-title")
 
 
