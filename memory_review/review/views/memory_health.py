@@ -144,22 +144,14 @@ def trust_set(request: HttpRequest, membership) -> HttpResponse:
 def rule(request: HttpRequest, membership) -> HttpResponse:
     """A lead's ruling on an audit item its labelers disagree on: it decides the item."""
     require_lead(membership)
-    item = AuditItem.objects.for_tenant(membership.tenant).filter(pk=_pk(request.POST.get("item"))).first()
-    if item is None:
-        messages.error(request, "Nothing was ruled: no such audit item here.")
-        return redirect("memory-health", membership.tenant.slug)
-    try:
-        results.rule(
+    return _on_item(
+        request, membership, "Nothing was ruled",
+        lambda item: results.rule(
             item=item, lead=request.user, outcome=request.POST.get("outcome", ""),
             note=request.POST.get("note", ""),
-        )  # fmt: skip
-    except results.LabelError as error:
-        messages.error(request, f"Nothing was ruled: {error}")
-    else:
-        messages.success(
-            request, f"Ruled on audit item a{item.pk}: the labelers' answers are kept beside it."
-        )
-    return redirect(reverse("memory-health", args=[membership.tenant.slug]) + "#disputes-title")
+        ),
+        "Ruled on audit item a{pk}: the labelers' answers are kept beside it.",
+    )  # fmt: skip
 
 
 @require_POST
@@ -167,18 +159,26 @@ def rule(request: HttpRequest, membership) -> HttpResponse:
 def rule_withdraw(request: HttpRequest, membership) -> HttpResponse:
     """A lead takes back their own ruling: the item waits for a ruling again."""
     require_lead(membership)
+    return _on_item(
+        request, membership, "Nothing was withdrawn",
+        lambda item: results.withdraw_ruling(item=item, lead=request.user),
+        "Your ruling on audit item a{pk} is withdrawn: it waits for a ruling again.",
+    )  # fmt: skip
+
+
+def _on_item(request: HttpRequest, membership, refused: str, act, done: str) -> HttpResponse:
+    """`act` on the audit item the form names, saying what was done or why nothing was, and back
+    to the disputes."""
     item = AuditItem.objects.for_tenant(membership.tenant).filter(pk=_pk(request.POST.get("item"))).first()
     if item is None:
-        messages.error(request, "Nothing was withdrawn: no such audit item here.")
+        messages.error(request, f"{refused}: no such audit item here.")
     else:
         try:
-            results.withdraw_ruling(item=item, lead=request.user)
+            act(item)
         except results.LabelError as error:
-            messages.error(request, f"Nothing was withdrawn: {error}")
+            messages.error(request, f"{refused}: {error}")
         else:
-            messages.success(
-                request, f"Your ruling on audit item a{item.pk} is withdrawn: it waits for a ruling again."
-            )
+            messages.success(request, done.format(pk=item.pk))
     return redirect(reverse("memory-health", args=[membership.tenant.slug]) + "#disputes-title")
 
 
