@@ -8,6 +8,12 @@ the issue cites found 97.8% of one store was junk): email signatures and auto-re
 a pleasantry as a preference, memories it had recalled written again as new ones. So the newest
 period's estimate for the `email` channel jumps, beyond chance, and the page flags it.
 
+Beside it, each week the support bot writes order updates from chats and the policy decides
+them when the next chat comes in, through the pipeline's own code (a verdict applied): most
+kept, some superseded by a later status, a few contradicted, and now and then wrongly, as Jev's
+votes fall. So each week's sample of the automatic decisions has real kills to audit, and a
+labeler finds the ones the policy got wrong.
+
 Every step runs at the time it happened, merged into the stories' timeline (demo/scenarios.py),
 through the product's services. Whether an item is wrong follows from what the memory is (the
 inbox's junk is not true; a few ordinary memories are wrong, drawn from a fixed seed), never from
@@ -18,6 +24,8 @@ import random
 from collections.abc import Callable
 from datetime import timedelta
 
+from memory_review.assessments import policy
+from memory_review.assessments.models import PolicyVersion
 from memory_review.integrity.context import acting_as
 from memory_review.memories.models import Memory
 from memory_review.memories.services import event_record, memory_write
@@ -25,7 +33,9 @@ from memory_review.quality import results, schedule
 from memory_review.quality.models import AuditItem
 from memory_review.tenancy.models import Tenant
 
-from .history import NAMES
+from .history import NAMES, judge, verdict_votes
+
+D = policy.Disposition
 
 SEED = 20261205
 AGENT = "inbox-assistant"
@@ -75,6 +85,15 @@ JUNK = [
      "Great!\n\nOn Tue, Support wrote:\n> Your order has shipped and should arrive on Thursday."),
 ]  # fmt: skip
 ITEMS = ["kettle", "toaster", "blender", "air fryer"]
+ORDERS = 24  # the support bot's order updates a week, each decided by the policy within the week
+ORDER_TRUTHS = [D.SUPERSEDED] * 3 + [D.CONTRADICTED] * 2 + [D.CONFIRMED]
+# What the bot wrote, then what the next chat said, by what became of it.
+ORDER_NOTE = "Order SO-{n:05d} ({item}) is packed and waiting for the courier."
+ORDER_NEWS = {
+    D.CONFIRMED: "Checked SO-{n:05d} for {name}: still packed, the courier collects it tomorrow.",
+    D.SUPERSEDED: "{name} asked about SO-{n:05d}: it left the warehouse this morning, with the courier.",
+    D.CONTRADICTED: "{name} was told SO-{n:05d} was never packed: the {item} is out of stock, refunded.",
+}
 
 
 class AuditSeeder:
@@ -87,6 +106,8 @@ class AuditSeeder:
         self.now = now
         self.rng = random.Random(f"{SEED}:{tenant.slug}")
         self.junk: set[int] = set()
+        self.orders: dict[int, str] = {}  # an order update's memory: what became of it
+        self._order_of: dict[int, tuple[int, str, dict]] = {}  # an order's number: its memory, truth, words
 
     def steps(self) -> list[tuple[object, Callable[[], None]]]:
         """(when, what) for the stories' timeline to merge in time order."""
@@ -105,6 +126,12 @@ class AuditSeeder:
                 )
             )
         for week in range(WEEKS - 1, -1, -1):
+            for k in range(ORDERS):
+                n = 5000 + week * ORDERS + k
+                written = self.now - timedelta(days=7 * week + 6, hours=-4 * k)
+                truth = self.rng.choice(ORDER_TRUTHS)
+                steps.append((written, lambda n=n, truth=truth: self._order(n, truth)))
+                steps.append((written + timedelta(days=2, hours=5), lambda n=n: self._decide(n)))
             at = self.now - timedelta(days=7 * week, hours=3)
             steps.append((at, lambda week=week: self._draw(week)))
             steps.append(
@@ -131,6 +158,32 @@ class AuditSeeder:
         )  # fmt: skip
         if junk:
             self.junk.add(memory.pk)
+
+    def _order(self, n: int, truth: str) -> None:
+        fill = {"name": NAMES[(n * 5) % len(NAMES)], "n": n, "item": ITEMS[n % len(ITEMS)]}
+        event = event_record(
+            tenant=self.tenant, source="chat", agent_id="support-bot", user_id=f"cust-{n % 23:02d}",
+            text=f"Chat with {fill['name']}: where is my order SO-{n:05d}?",
+        )  # fmt: skip
+        memory = memory_write(
+            event=event, kind="fact", subject=f"{fill['name']}: order SO-{n:05d}",
+            content=ORDER_NOTE.format(**fill), written_by="agent:support-bot", agent_id="support-bot",
+            user_id=event.user_id,
+        )  # fmt: skip
+        self.orders[memory.pk] = truth
+        self._order_of[n] = (memory.pk, truth, fill)
+
+    def _decide(self, n: int) -> None:
+        """The next chat about the order, judged and applied as the pipeline does (demo/history.py)."""
+        memory_id, truth, fill = self._order_of[n]
+        memory = Memory.objects.get(pk=memory_id)
+        version = PolicyVersion.objects.for_tenant(self.tenant).get(mode=PolicyVersion.Mode.ACTIVE)
+        event = event_record(
+            tenant=self.tenant, source="chat", agent_id="support-bot", user_id=memory.user_id,
+            text=ORDER_NEWS[truth].format(**fill),
+        )  # fmt: skip
+        votes = verdict_votes(truth, self.rng)
+        judge(memory, event, votes, version=version, tokens=2100 + len(event.text) // 4)
 
     def _draw(self, week: int) -> None:
         """The week's draws, each from a seed of its own made from the demo's (every run draws alike)."""
@@ -159,6 +212,8 @@ class AuditSeeder:
         draw = random.Random(f"{SEED}:{memory.subject}:{memory.content}").random()
         if memory_id in self.junk:
             return "false"
+        if memory_id in self.orders:  # what the next chat said, whatever the policy made of it
+            return "true" if self.orders[memory_id] == D.CONFIRMED else "false"
         if decision in results.KILLED:
             return "true" if draw < KILLED_TRUE else "false"
         return "false" if draw < ORDINARY_WRONG else "true"

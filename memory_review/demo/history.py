@@ -152,6 +152,27 @@ def _clip(value: float) -> float:
     return round(min(0.99, max(0.01, value)), 3)
 
 
+def judge(memory: Memory, event, votes: dict[str, float], *, version: PolicyVersion, tokens: int) -> Verdict:
+    """The verdict on a memory from a later event, written first and then applied by the
+    pipeline's own code (DESIGN §4), as the seeded model's."""
+    disposition = policy.decide(votes, policy=policy.Thresholds.from_data(version.thresholds))
+    assessment = Assessment.objects.create(
+        tenant=memory.tenant, purpose=Assessment.Purpose.INVALIDATION, event=event, policy=version,
+        state=Assessment.State.RUNNING, offline_standin=True, model_name=Assessment.SEEDED_MODEL,
+        question_set_version="seed-demo", requests=1, input_tokens=tokens, latency_ms=140,
+    )  # fmt: skip
+    verdict = Verdict.objects.create(
+        tenant=memory.tenant, assessment=assessment, memory=memory, event=event,
+        row_version=memory.row_version,
+        disposition=disposition, proposed_status=policy.PROPOSED_STATUS.get(disposition), **votes,
+    )  # fmt: skip
+    apply_verdicts(assessment)
+    Assessment.objects.filter(pk=assessment.pk).update(
+        state=Assessment.State.DONE, finished_at=timezone.now()
+    )
+    return verdict
+
+
 def verdict_votes(truth: str, rng: random.Random) -> dict[str, float]:
     """Jev's six votes for a case, drawn around the truth: mostly right, sometimes far off."""
     b = rng.betavariate
@@ -251,21 +272,7 @@ class HistorySeeder:
             agent_id="support-bot",
         )  # fmt: skip
         votes = verdict_votes(case.truth, self.rng)
-        disposition = policy.decide(votes, policy=self.thresholds)
-        assessment = Assessment.objects.create(
-            tenant=self.tenant, purpose=Assessment.Purpose.INVALIDATION, event=event, policy=self.version,
-            state=Assessment.State.RUNNING, offline_standin=True, model_name=Assessment.SEEDED_MODEL,
-            question_set_version="seed-demo", requests=1, input_tokens=2100 + len(text) // 4, latency_ms=140,
-        )  # fmt: skip
-        verdict = Verdict.objects.create(
-            tenant=self.tenant, assessment=assessment, memory=memory, event=event,
-            row_version=memory.row_version,
-            disposition=disposition, proposed_status=policy.PROPOSED_STATUS.get(disposition), **votes,
-        )  # fmt: skip
-        apply_verdicts(assessment)
-        Assessment.objects.filter(pk=assessment.pk).update(
-            state=Assessment.State.DONE, finished_at=timezone.now()
-        )
+        verdict = judge(memory, event, votes, version=self.version, tokens=2100 + len(text) // 4)
         self.labels.append(("verdict", verdict, case.truth))
 
     def _review(self, case: _Case) -> None:
