@@ -128,10 +128,12 @@ class AuditSeeder:
         for week in range(WEEKS - 1, -1, -1):
             for k in range(ORDERS):
                 n = 5000 + week * ORDERS + k
+                # Written over four days from six days before the week's draw, each decided two days
+                # later: the last an hour before the draw, never at its moment, never in the future.
                 written = self.now - timedelta(days=7 * week + 6, hours=-4 * k)
-                truth = self.rng.choice(ORDER_TRUTHS)
+                truth = self._order_rng(n, "truth").choice(ORDER_TRUTHS)
                 steps.append((written, lambda n=n, truth=truth: self._order(n, truth)))
-                steps.append((written + timedelta(days=2, hours=5), lambda n=n: self._decide(n)))
+                steps.append((written + timedelta(days=2), lambda n=n: self._decide(n)))
             at = self.now - timedelta(days=7 * week, hours=3)
             steps.append((at, lambda week=week: self._draw(week)))
             steps.append(
@@ -159,6 +161,10 @@ class AuditSeeder:
         if junk:
             self.junk.add(memory.pk)
 
+    def _order_rng(self, n: int, what: str) -> random.Random:
+        """Each order's own draws, so the orders never move the inbox's (and so its regression)."""
+        return random.Random(f"{SEED}:{self.tenant.slug}:order:{n}:{what}")
+
     def _order(self, n: int, truth: str) -> None:
         fill = {"name": NAMES[(n * 5) % len(NAMES)], "n": n, "item": ITEMS[n % len(ITEMS)]}
         event = event_record(
@@ -182,7 +188,7 @@ class AuditSeeder:
             tenant=self.tenant, source="chat", agent_id="support-bot", user_id=memory.user_id,
             text=ORDER_NEWS[truth].format(**fill),
         )  # fmt: skip
-        votes = verdict_votes(truth, self.rng)
+        votes = verdict_votes(truth, self._order_rng(n, "votes"))
         judge(memory, event, votes, version=version, tokens=2100 + len(event.text) // 4)
 
     def _draw(self, week: int) -> None:

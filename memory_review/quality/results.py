@@ -340,9 +340,9 @@ def rule(*, item: AuditItem, lead, outcome: str, note: str = "") -> AuditLabel:
 
 
 def withdraw_ruling(*, item: AuditItem, lead) -> AuditLabel:
-    """Withdraw the lead's own standing ruling on an item (kept, marked withdrawn): the item is in
-    dispute again, waiting for a ruling, and counts in no estimate until then. Refused, nothing
-    written, when the lead has no ruling standing on it."""
+    """Withdraw the lead's own standing ruling on an item (kept, marked withdrawn): its labelers'
+    answers decide it again (in dispute, it waits for a ruling and counts in no estimate until
+    then). Refused, nothing written, when the lead has no ruling standing on it."""
     in_force = AuditLabel.objects.filter(item=item, labeler=lead, adjudicated=True, withdrawn_at__isnull=True)
     with transaction.atomic(), acting_as(f"user:{lead.pk}"):
         label = withdraw_newest(in_force)
@@ -355,9 +355,10 @@ def withdraw_ruling(*, item: AuditItem, lead) -> AuditLabel:
 RULINGS_SHOWN = 10
 
 
-def rulings_of(tenant, lead, *, most: int = RULINGS_SHOWN) -> list[AuditLabel]:
-    """The lead's standing rulings, newest first, with their items' memories: what they can take back."""
+def rulings_of(tenant, lead, samples, *, most: int = RULINGS_SHOWN) -> list[AuditLabel]:
+    """The lead's standing rulings on these samples' items (the ones whose disputes the page
+    shows, so a ruling taken back is ruled again there), newest first, with their memories."""
     standing = AuditLabel.objects.for_tenant(tenant).filter(
-        labeler=lead, adjudicated=True, withdrawn_at__isnull=True
+        labeler=lead, adjudicated=True, withdrawn_at__isnull=True, item__sample__in=list(samples)
     )
     return list(standing.select_related("item__memory").order_by("-pk")[:most])

@@ -72,6 +72,7 @@ def _page(request: HttpRequest, membership, *, form=None, trust_form=None, statu
     held = Memory.objects.for_tenant(tenant).filter(status=MemoryStatus.NEEDS_REVIEW, flagged_for=HELD)
     plan = schedule.plan_of(tenant)
     split = [pair for h in found for p in h.trend for pair in p.split] if membership.can_lead else []
+    shown = [p.sample for h in found for p in h.trend]
     return page(
         request, membership, "review/memory_health.html", status=status,
         populations=[(h, health.sentence(h), health_charts.trend_chart(h)) for h in found],
@@ -79,7 +80,7 @@ def _page(request: HttpRequest, membership, *, form=None, trust_form=None, statu
         plan=plan, form=form or PlanForm(initial=_initial(plan)), chart_least=health_charts.LEAST,
         rules=rules, trust_form=trust_form or TrustForm(initial={"hold": rules.held if rules else []}),
         owed=screening.owed(tenant), disputes=results.disputes_in(split),
-        rulings=results.rulings_of(tenant, request.user) if membership.can_lead else [],
+        rulings=results.rulings_of(tenant, request.user, shown) if membership.can_lead else [],
     )  # fmt: skip
 
 
@@ -162,7 +163,7 @@ def rule_withdraw(request: HttpRequest, membership) -> HttpResponse:
     return _on_item(
         request, membership, "Nothing was withdrawn",
         lambda item: results.withdraw_ruling(item=item, lead=request.user),
-        "Your ruling on audit item a{pk} is withdrawn: it waits for a ruling again.",
+        "Your ruling on audit item a{pk} is withdrawn: its labelers' answers decide it again.",
     )  # fmt: skip
 
 
