@@ -107,7 +107,7 @@ class AuditSeeder:
         self.rng = random.Random(f"{SEED}:{tenant.slug}")
         self.junk: set[int] = set()
         self.orders: dict[int, str] = {}  # an order update's memory: what became of it
-        self._order_of: dict[int, tuple[int, str, dict]] = {}  # an order's number: its memory, truth, words
+        self._order_of: dict[int, tuple[int, dict]] = {}  # an order's number: its memory, its words
 
     def steps(self) -> list[tuple[object, Callable[[], None]]]:
         """(when, what) for the stories' timeline to merge in time order."""
@@ -177,12 +177,12 @@ class AuditSeeder:
             user_id=event.user_id,
         )  # fmt: skip
         self.orders[memory.pk] = truth
-        self._order_of[n] = (memory.pk, truth, fill)
+        self._order_of[n] = (memory.pk, fill)
 
     def _decide(self, n: int) -> None:
         """The next chat about the order, judged and applied as the pipeline does (demo/history.py)."""
-        memory_id, truth, fill = self._order_of[n]
-        memory = Memory.objects.get(pk=memory_id)
+        memory_id, fill = self._order_of[n]
+        memory, truth = Memory.objects.get(pk=memory_id), self.orders[memory_id]
         version = PolicyVersion.objects.for_tenant(self.tenant).get(mode=PolicyVersion.Mode.ACTIVE)
         event = event_record(
             tenant=self.tenant, source="chat", agent_id="support-bot", user_id=memory.user_id,

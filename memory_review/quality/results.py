@@ -14,7 +14,7 @@ them (`withdraw_ruling`): the item is in dispute again."""
 import logging
 import secrets
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from celery import current_app
 from django.core.cache import cache
@@ -114,13 +114,17 @@ def withdraw_latest(tenant, labeler) -> AuditLabel | None:
     in_force = AuditLabel.objects.for_tenant(tenant).filter(
         labeler=labeler, withdrawn_at__isnull=True, adjudicated=False
     )
-    with transaction.atomic(), acting_as(f"user:{labeler.pk}"):
+    return _withdraw(in_force, labeler)
+
+
+def _withdraw(in_force, person) -> AuditLabel | None:
+    """Withdraw the newest of these labels in force as `person` (calibration/labeling.py), and
+    once it commits move its stratum's figures; None when none stands."""
+    with transaction.atomic(), acting_as(f"user:{person.pk}"):
         label = withdraw_newest(in_force)
         if label is not None:
-            sample_id, stratum = AuditItem.objects.filter(pk=label.item_id).values_list("sample", "stratum")[
-                0
-            ]
-            _labels_changed(tenant.pk, sample_id, stratum)
+            item = AuditItem.objects.values("tenant_id", "sample_id", "stratum").get(pk=label.item_id)
+            _labels_changed(item["tenant_id"], item["sample_id"], item["stratum"])
         return label
 
 
@@ -172,7 +176,7 @@ class Results:
     split: tuple[tuple[int, int], ...] = ()  # (its first standing label, item) of each disputed item
 
 
-@dataclass(frozen=True)
+@dataclass
 class _Counts:
     """One stratum's items as their labels rule them, and when that was read."""
 
@@ -181,8 +185,8 @@ class _Counts:
     wrong: int = 0
     disputed: int = 0
     gone: int = 0
-    split: tuple[tuple[int, int], ...] = ()
-    read_at: float = 0.0
+    split: list[tuple[int, int]] = field(default_factory=list)  # (first standing label, item)
+    read_at: float = field(default_factory=time.time)
 
 
 def _count(sample: AuditSample, strata: list[int] | None = None) -> dict[int, _Counts]:
@@ -194,25 +198,22 @@ def _count(sample: AuditSample, strata: list[int] | None = None) -> dict[int, _C
     labels: dict[int, list[AuditLabel]] = {}
     for label in labeled.only("pk", "item_id", "outcome", "adjudicated", "withdrawn_at"):
         labels.setdefault(label.item_id, []).append(label)
-    counts = {n: {"drawn": 0, "ruled": 0, "wrong": 0, "disputed": 0, "gone": 0, "split": []} for n in (
-        range(len(sample.strata)) if strata is None else strata
-    )}  # fmt: skip
+    counts = {n: _Counts() for n in (range(len(sample.strata)) if strata is None else strata)}
     rows = items.values_list("pk", "stratum", "memory__deleted_at", "memory__source_event__erased_at")
     for pk, stratum, forgotten, erased in rows:
         count = counts[stratum]
-        count["drawn"] += 1
+        count.drawn += 1
         said = ruling(labels.get(pk, []))
         standing = [label.pk for label in labels.get(pk, []) if label.withdrawn_at is None]
         if said is not None:
-            count["ruled"] += 1
-            count["wrong"] += wrong(sample.strata[stratum]["key"]["decision"], said)
+            count.ruled += 1
+            count.wrong += wrong(sample.strata[stratum]["key"]["decision"], said)
         elif standing:
-            count["disputed"] += 1
-            count["split"].append((min(standing), pk))
+            count.disputed += 1
+            count.split.append((min(standing), pk))
         elif forgotten or erased:
-            count["gone"] += 1
-    now = time.time()
-    return {n: _Counts(**(c | {"split": tuple(c["split"])}), read_at=now) for n, c in counts.items()}
+            count.gone += 1
+    return counts
 
 
 def _compose(sample: AuditSample, counts: dict[int, _Counts]) -> Results:
@@ -344,12 +345,10 @@ def withdraw_ruling(*, item: AuditItem, lead) -> AuditLabel:
     answers decide it again (in dispute, it waits for a ruling and counts in no estimate until
     then). Refused, nothing written, when the lead has no ruling standing on it."""
     in_force = AuditLabel.objects.filter(item=item, labeler=lead, adjudicated=True, withdrawn_at__isnull=True)
-    with transaction.atomic(), acting_as(f"user:{lead.pk}"):
-        label = withdraw_newest(in_force)
-        if label is None:
-            raise LabelError(f"you have no ruling standing on item a{item.pk} to withdraw")
-        _labels_changed(item.tenant_id, item.sample_id, item.stratum)
-        return label
+    label = _withdraw(in_force, lead)
+    if label is None:
+        raise LabelError(f"you have no ruling standing on item a{item.pk} to withdraw")
+    return label
 
 
 RULINGS_SHOWN = 10
