@@ -17,7 +17,10 @@ What runs, each in processes of its own, as production runs them:
   fall behind (fewer than 95% of the offered events done within the step, or a queue left
   behind). Between steps the backlog drains, so each step starts empty. With `--batch N` each
   POST carries N events of one tenant (`POST /api/v1/t/<slug>/events/batch`), a batch every N
-  events' time; each event counts against the rate limit as one.
+  events' time; each event counts against the rate limit as one. The worst shapes real tenants
+  make: `--skew 7,1,1,1` gives the tenants uneven shares of the customers (and so of the
+  events), and each step then reports every tenant's own post to done; `--burst S` makes the
+  events arrive in bursts, each S seconds' worth at once.
 
 Per step it prints events/s offered, accepted (202) and completed (assessments finished in the
 step), post to done (from the agent sending the POST to the assessment's finished_at) median and
@@ -31,6 +34,7 @@ this process, how long each of N events' transactions holds the tenant's audit c
 sealed write and transition of a tenant waits for it). It closes with one JSON line.
 
     .venv/bin/python bench/throughput.py --postgres postgres://postgres@127.0.0.1:5432
+    .venv/bin/python bench/throughput.py --postgres URL --workers 8 --skew 7,1,1,1 --burst 5
     .venv/bin/python bench/throughput.py --customers 20 --workers 1 --rates 2 --step-seconds 3  # SQLite, tiny
 
 Redis is needed (a database of the run's own, or BENCH_BROKER_URL), and gunicorn (the `prod` extra,
@@ -126,12 +130,26 @@ def slug(t: int) -> str:
     return f"bench{t}"
 
 
-def build(customers: int, each: int, agents: int, tenants: int) -> list[dict[str, str]]:
+class Tenants:
+    """Which tenant customer c belongs to: tenant t holds weights[t] of every sum(weights)
+    customers, so events (which name customers evenly) reach each tenant in that proportion.
+    Even weights spread them alike; `--skew 7,1,1,1` gives one tenant 70% of the events, as a
+    big customer beside small ones does."""
+
+    def __init__(self, weights: list[int]):
+        self.count = len(weights)
+        self.cycle = [t for t, w in enumerate(weights) for _ in range(w)]
+
+    def of(self, c: int) -> int:
+        return self.cycle[c % len(self.cycle)]
+
+
+def build(customers: int, each: int, agents: int, tenants: Tenants) -> list[dict[str, str]]:
     """`customers` customers of `each` memories, all in the customer's scope (no tenant-wide
-    memory, so an event's candidates are exactly its customer's), customer c in tenant c mod
-    `tenants`; for each agent a token of every tenant (by slug)."""
-    for t in range(tenants):
-        _tenant(t, range(t, customers, tenants), each)
+    memory, so an event's candidates are exactly its customer's), customer c in tenant
+    `tenants.of(c)`; for each agent a token of every tenant (by slug)."""
+    for t in range(tenants.count):
+        _tenant(t, [c for c in range(customers) if tenants.of(c) == t], each)
     # What a bulk load leaves waiting is linked before the run, as an upgrade's first runs would.
     linking = time.monotonic()
     linked = sum(sequencer.run(t.pk).rows for t in Tenant.objects.order_by("pk"))
@@ -142,13 +160,13 @@ def build(customers: int, each: int, agents: int, tenants: int) -> list[dict[str
     return [
         {
             slug(t): token_create(tenant=Tenant.objects.get(slug=slug(t)), name=f"agent {n}")[1]
-            for t in range(tenants)
+            for t in range(tenants.count)
         }
         for n in range(agents)
     ]
 
 
-def _tenant(t: int, customers: range, each: int) -> None:
+def _tenant(t: int, customers: list[int], each: int) -> None:
     tenant = Tenant.objects.create(slug=slug(t), name=f"Bench {t}")
     policy_ensure_default(tenant=tenant, created_by="bench")
     source = event_record(tenant=tenant, source="crm", text="Imported account notes.")
@@ -174,7 +192,7 @@ class Events:
     judged), whose words it repeats and says changed: one verdict of 100 moves, as a ticket's
     event usually does."""
 
-    def __init__(self, customers: int, each: int, tenants: int, start: int = 0):
+    def __init__(self, customers: int, each: int, tenants: Tenants, start: int = 0):
         self.customers, self.each, self.tenants, self.next = customers, each, tenants, start
         self.lock = threading.Lock()
 
@@ -186,7 +204,7 @@ class Events:
         a, b, c_, _ = words_for(n)
         text = f"{a.title()} {b} {c_} now changed to {WORDS[k % len(WORDS)]} instead."
         body = {"text": text, "source": "email", "scope": {"user_id": customer(c)}}
-        return slug(c % self.tenants), json.dumps(body).encode()
+        return slug(self.tenants.of(c)), json.dumps(body).encode()
 
 
 # -- the processes ------------------------------------------------------------------------------
@@ -404,11 +422,11 @@ class Agents:
     """`count` agents, each a thread with its own token and keep-alive connection, posting what
     the schedule hands them; a late agent posts late (the schedule does not wait for it)."""
 
-    def __init__(self, tokens: list[dict[str, str]], events: Events, batch: int = 1):
+    def __init__(self, tokens: list[dict[str, str]], events: Events, batch: int = 1, burst: float = 0):
         self.work: queue.Queue = queue.Queue()
         self.results: list[dict] = []
         self.lock = threading.Lock()
-        self.events, self.batch = events, batch
+        self.events, self.batch, self.burst = events, batch, burst
         for mine in tokens:
             threading.Thread(target=self._agent, args=(mine,), daemon=True).start()
 
@@ -454,10 +472,11 @@ class Agents:
 
     def offer(self, rate: float, seconds: float) -> tuple[float, float]:
         """Hand out `rate` events a second for `seconds` (with --batch, a batch every `batch`
-        events' time); returns (start, end) of the schedule."""
+        events' time; with --burst S, each S seconds' events all due at the start of their S
+        seconds); returns (start, end) of the schedule."""
         start, count, every = time.time(), self.expected(rate, seconds) // self.batch, self.batch / rate
         for k in range(count):
-            due = start + k * every
+            due = start + (k * every // self.burst * self.burst if self.burst else k * every)
             time.sleep(max(0.0, due - time.time()))
             self.work.put(due)
         return start, start + count * every
@@ -496,13 +515,17 @@ def step(agents: Agents, sampler: Sampler, cpu: Cpu, rate: float, seconds: float
     queue_at_end = samples[-1]["queue"] if samples else 0
     drained = wait_done(ids, drain_s)
     rows = {
-        pk: (finished, state, jev_ms, candidates, requests)
-        for pk, finished, state, jev_ms, candidates, requests in Assessment.objects.filter(
+        pk: (finished, state, jev_ms, candidates, requests, tenant_id)
+        for pk, finished, state, jev_ms, candidates, requests, tenant_id in Assessment.objects.filter(
             pk__in=ids
-        ).values_list("pk", "finished_at", "state", "latency_ms", "candidates_total", "requests")
+        ).values_list("pk", "finished_at", "state", "latency_ms", "candidates_total", "requests", "tenant_id")
     }
     sent = {r["assessment"]: r["sent"] for r in posted if "assessment" in r}
-    to_done = [(row[0].timestamp() - sent[pk]) * 1000 for pk, row in rows.items() if row[0] is not None]
+    done_ms = {pk: (row[0].timestamp() - sent[pk]) * 1000 for pk, row in rows.items() if row[0] is not None}
+    to_done = list(done_ms.values())
+    by_tenant: dict[int, list[float]] = {}
+    for pk, ms in done_ms.items():
+        by_tenant.setdefault(rows[pk][5], []).append(ms)
     # Completions in the step's window moved on by the median post to done: in a steady state
     # exactly the step's rate, when the workers fall behind what they can do (the backlog drains
     # at that pace after the step too).
@@ -528,6 +551,12 @@ def step(agents: Agents, sampler: Sampler, cpu: Cpu, rate: float, seconds: float
             "median": _r(statistics.median(to_done) if to_done else None),
             "p95": _r(percentile(to_done, 95)),
         },  # fmt: skip
+        # Every tenant's own, in the order they were made: a small tenant beside a big one must
+        # not wait behind it.
+        "post_to_done_by_tenant_ms": [
+            {"events": len(ms), "median": _r(statistics.median(ms)), "p95": _r(percentile(ms, 95))}
+            for _, ms in sorted(by_tenant.items())
+        ],
         "post_ms": {"median": _r(statistics.median(post_ms)), "p95": _r(percentile(post_ms, 95))},
         "agent_late_ms_p95": _r(percentile(late_ms, 95)),
         "jev_phase_ms": {
@@ -596,6 +625,13 @@ def print_step(workers: int, f: dict) -> None:
         f"{db.get('lock_wait_share', 0):>6.1%} {db.get('chain_head_wait_share', 0):>6.1%}"
         + ("" if keeps_up(f) else "  (falls behind)")
     )
+    if len(f["post_to_done_by_tenant_ms"]) > 1:
+        say(
+            "        by tenant (events, post→done median / p95 ms): "
+            + "; ".join(
+                f"{t['events']}, {t['median']:.0f} / {t['p95']:.0f}" for t in f["post_to_done_by_tenant_ms"]
+            )
+        )
 
 
 HEADER = (
@@ -851,7 +887,7 @@ def measure(args, tokens: list[dict[str, str]], broker: redis.Redis) -> dict:
             f"{args.step_seconds:g} s a step\n"
         )
         roots = {"web": [web.pid], "standin": [standin.pid]}
-        events, hold = Events(args.customers, args.memories_each, args.tenants), None
+        events, hold = Events(args.customers, args.memories_each, args.spread), None
         if args.chain_hold:
             hold = chain_hold(events, args.chain_hold, tokens[0])
             say(
@@ -861,7 +897,7 @@ def measure(args, tokens: list[dict[str, str]], broker: redis.Redis) -> dict:
                 f"applying {hold['applying']['median_ms']} ms, "
                 f"the sequencer's run {hold['sequencing']['median_ms']} ms (medians)\n"
             )
-        agents = Agents(tokens, events, args.batch)
+        agents = Agents(tokens, events, args.batch, args.burst)
         sampler.start()
         if pools:
             say(HEADER)
@@ -892,6 +928,13 @@ def main() -> None:
     parser.add_argument("--customers", type=int, default=1000)
     parser.add_argument("--memories-each", type=int, default=100)
     parser.add_argument("--tenants", type=int, default=1, help="the customers spread over this many tenants")
+    parser.add_argument(
+        "--skew", metavar="W,W,...", help="tenants of uneven size: a weight each (7,1,1,1: one has 70%%)"
+    )
+    parser.add_argument(
+        "--burst", type=float, default=0, metavar="S",
+        help="events arrive in bursts: each S seconds' worth at the start of its S seconds",
+    )  # fmt: skip
     parser.add_argument("--agents", type=int, default=16, help="agents posting, a token each")
     parser.add_argument("--rates", default="1,2,3,4,6,8,10,12,14,16,20,24,28,32", help="events/s, rising")
     parser.add_argument("--step-seconds", type=float, default=30)
@@ -909,18 +952,22 @@ def main() -> None:
     parser.add_argument("--profile-out", metavar="FILE", help="where to keep cProfile's figures")
     parser.add_argument("--postgres", metavar="URL", help="e.g. postgres://postgres@127.0.0.1:5432")
     args = parser.parse_args()
+    weights = [int(w) for w in args.skew.split(",")] if args.skew else [1] * args.tenants
+    if not weights or min(weights) < 1:
+        parser.error(f"--skew takes a whole weight of at least 1 a tenant, not {args.skew!r}")
+    args.spread, args.tenants = Tenants(weights), len(weights)
     broker = redis.Redis.from_url(BROKER)
     try:
         call_command("migrate", verbosity=0)
         built = time.monotonic()
-        tokens = build(args.customers, args.memories_each, args.agents, args.tenants)
+        tokens = build(args.customers, args.memories_each, args.agents, args.spread)
         say(
             f"{connection.vendor}: {args.customers:,} customers x {args.memories_each} memories in "
-            f"{args.tenants} tenant(s) "
+            f"{args.tenants} tenant(s){' weighted ' + args.skew if args.skew else ''} "
             f"({Memory.objects.count():,}) built in {time.monotonic() - built:.0f} s; {args.agents} agents"
         )
         if args.profile:
-            events = Events(args.customers, args.memories_each, args.tenants)
+            events = Events(args.customers, args.memories_each, args.spread)
             measured = {
                 "profile": profile(events, args.profile, tokens[0], args.profile_top, args.profile_out),
                 "runs": [],
@@ -940,7 +987,8 @@ def main() -> None:
         )
     print(json.dumps({
         "database": connection.vendor, "web_workers": args.web_workers, "agents": args.agents,
-        "tenants": args.tenants, "customers": args.customers, "memories_each": args.memories_each,
+        "tenants": args.tenants, "skew": args.skew, "burst_seconds": args.burst,
+        "customers": args.customers, "memories_each": args.memories_each,
         "latency_ms": args.latency_ms, "batch": args.batch, "pool": args.pool,
         "step_seconds": args.step_seconds, "jev_max_concurrency": settings.JEV_MAX_CONCURRENCY,
         "jev_requests_per_minute": settings.JEV_REQUESTS_PER_MINUTE, **measured,

@@ -31,7 +31,9 @@ TINY = {
     "agent_loop.py": ["--memories", "400", "--repeats", "5", "--posts", "2", "--decisions", "2"],
     "webhooks.py": ["--changes", "60", "--decisions", "3", "--kill-at", "10"],
     "isolation.py": ["--rounds", "1", "--pollers", "6", "--seconds", "2"],
-    "throughput.py": "--customers 20 --workers 1 --rates 2 --step-seconds 3 --chain-hold 2".split(),
+    "throughput.py": (
+        "--customers 20 --workers 1 --rates 2 --step-seconds 3 --chain-hold 2 --skew 3,1 --burst 1".split()
+    ),
     "sample_draw.py": ["--memories", "3000", "--repeats", "1"],
     "health_after_label.py": ["--memories", "400"],
 }
@@ -78,6 +80,10 @@ def test_every_script_runs_on_a_fresh_checkout_and_prints_its_figures(tmp_path):
 
     assert failed == {}
     assert all(isinstance(found, dict) and found for found in figures.values())
+    # Uneven tenants (--skew 3,1) are each timed: every event posted is counted under its tenant.
+    step = figures["throughput.py"]["runs"][0]["steps"][0]
+    assert [t["events"] > 0 for t in step["post_to_done_by_tenant_ms"]] == [True, True]
+    assert sum(t["events"] for t in step["post_to_done_by_tenant_ms"]) == step["accepted"]
     assert not (tmp_path / "audit-key.json").exists()  # the runs' keys were their own, thrown away
 
 
