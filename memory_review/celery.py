@@ -4,6 +4,7 @@ import os
 
 from celery import Celery
 from celery.signals import beat_init, task_postrun, task_prerun
+from django.db import close_old_connections
 
 from memory_review.integrity import context
 
@@ -28,6 +29,17 @@ def _stop_acting_as_the_task(task_id=None, **kwargs):
     token = _acting.pop(task_id, None)
     if token is not None:
         context.end(token)
+
+
+@task_prerun.connect
+@task_postrun.connect
+def _keep_connections_as_a_request_does(task=None, **kwargs):
+    """A worker keeps its database connection from task to task as a web thread keeps its from
+    request to request: closed only past CONN_MAX_AGE or when an error left it unusable
+    (settings.CELERY_DB_REUSE_MAX says why Celery's own closing is off). An eager task runs
+    inside its caller's request or test, whose connection is its caller's to keep."""
+    if task is not None and not getattr(task.request, "is_eager", False):
+        close_old_connections()
 
 
 @beat_init.connect

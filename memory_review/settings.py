@@ -368,6 +368,13 @@ CELERY_WORKER_POOL = os.environ.get("CELERY_WORKER_POOL", "prefork")
 if CELERY_WORKER_POOL not in {"prefork", "threads", "solo"}:
     raise ImproperlyConfigured(f"CELERY_WORKER_POOL is prefork, threads or solo, not {CELERY_WORKER_POOL!r}")
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
+# Celery's Django fixup closes every database connection before and after each task, whatever
+# CONN_MAX_AGE says (celery#4116; its support for CONN_MAX_AGE was reverted in 5.5, celery#9824):
+# each task would connect anew, a PostgreSQL backend forked and its catalog caches filled for
+# every event judged and every sequencer run. Its own knob, "close every N tasks", is set out of
+# reach here, and memory_review/celery.py closes connections around each task as Django does
+# around each request (close_old_connections: past CONN_MAX_AGE, or unusable after an error).
+CELERY_DB_REUSE_MAX = 2**62
 # Webhook tries wait on other people's servers: they have a queue of their own, so a slow receiver
 # never delays a judgment. A worker started without -Q takes both queues (one host, the tests);
 # production runs `-Q celery` and `-Q webhooks` workers apart (docs/deploy.md).

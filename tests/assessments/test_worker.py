@@ -264,6 +264,40 @@ def test_a_threads_pool_judges_events_at_once_in_one_process_each_exactly_once(
     assert verification.problem_in(acme) is None
 
 
+def _other_sessions() -> list[int]:
+    """The backends of this database other than the test's own: the worker's."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT pid FROM pg_stat_activity WHERE datname = current_database() "
+            "AND backend_type = 'client backend' AND pid <> pg_backend_pid()"
+        )
+        return sorted(pid for (pid,) in cursor.fetchall())
+
+
+def test_a_worker_keeps_its_database_connection_from_task_to_task(acme, policy, workers, standin):
+    """Issue 30: Celery closes a worker's connections before and after every task unless told not
+    to (settings.CELERY_DB_REUSE_MAX), so each event judged forked a PostgreSQL backend and filled
+    its caches anew. Kept as a web thread keeps its, the same backend serves task after task."""
+    assessments = [
+        observe_event(
+            event=event_record(tenant=acme, source="chat", text=f"Deliveries go to dock {n} now."),
+            enqueue=lambda a: None,
+        )
+        for n in range(3)
+    ]
+    workers.start("keeper")
+    enqueue(assessments[0])
+    wait_for(lambda: state(assessments[0]) == "done", 60, "the first assessment to finish")
+    wait_for(lambda: len(_other_sessions()) == 1, 15, "the worker's connection, kept between tasks")
+    kept = _other_sessions()
+
+    for assessment in assessments[1:]:
+        enqueue(assessment)
+        wait_for(lambda a=assessment: state(a) == "done", 60, "the next assessment to finish")
+
+    assert _other_sessions() == kept
+
+
 def test_without_redis_the_worker_runs_on_the_broker_that_needs_no_server(
     acme, event_assessment, standin, tmp_path
 ):
