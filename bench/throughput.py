@@ -27,9 +27,10 @@ step), post to done (from the agent sending the POST to the assessment's finishe
 p95, the POST's own median and p95, and the evidence for what saturates: the Celery queue's depth
 in Redis, how many assessments were running at once (the pool's occupancy), the Jev phase of an
 assessment (its latency_ms: all its requests, the client's waits for its limits included), CPU
-per process group (web, workers, stand-in, database, Redis, this load generator) and the
-machine's, database connections, and on PostgreSQL how often a backend waited on a lock (and on
-the audit chain's head) and what the lock's holder was doing. `--chain-hold N` first times, in
+per process group (web, workers, stand-in, database, Redis, this load generator), what no group
+accounts for, and the machine's, with its CPU milliseconds an event done; database connections,
+and on PostgreSQL how often a backend waited on a lock (and on the audit chain's head) and what
+the lock's holder was doing. `--chain-hold N` first times, in
 this process, how long each of N events' transactions holds the tenant's audit chain head (every
 sealed write and transition of a tenant waits for it). It closes with one JSON line.
 
@@ -570,6 +571,17 @@ def step(agents: Agents, sampler: Sampler, cpu: Cpu, rate: float, seconds: float
         "running_mean": round(statistics.mean([s["running"] for s in samples] or [0]), 2),
         "cpu_percent": {g: round(100 * v / duration) for g, v in spent.items() if not g.startswith("_")},
         "machine_busy_percent": round(100 * spent["_machine_busy"] / duration),
+        # What no group accounts for: the kernel's own work, other processes, and backends that
+        # exited between two samples (a connection opened and closed for each task hid here).
+        "unaccounted_percent": round(
+            100
+            * (spent["_machine_busy"] - sum(v for g, v in spent.items() if not g.startswith("_")))
+            / duration
+        ),
+        # The issue's measure: the whole machine's CPU over the events done in the step.
+        "machine_cpu_ms_per_event": _r(
+            1000 * spent["_machine_busy"] / finished_in_step if finished_in_step else None
+        ),
     }
     if samples and "connections" in samples[0]:
         active = sum(s["active"] for s in samples) or 1
@@ -621,7 +633,8 @@ def print_step(workers: int, f: dict) -> None:
         f"{f['post_ms']['median']:>5.0f} {f['post_ms']['p95']:>5.0f} {f['jev_phase_ms']['median']:>5.0f} "
         f"{f['queue_max']:>5} {f['running_mean']:>5.1f}"
         + "".join(f"{cpu.get(group, 0):>5}" for group in GROUPS)
-        + f" {f['machine_busy_percent']:>5} "
+        + f" {f['unaccounted_percent']:>5} {f['machine_busy_percent']:>5}"
+        f" {f['machine_cpu_ms_per_event'] or 0:>5.0f} "
         f"{db.get('lock_wait_share', 0):>6.1%} {db.get('chain_head_wait_share', 0):>6.1%}"
         + ("" if keeps_up(f) else "  (falls behind)")
     )
@@ -636,9 +649,9 @@ def print_step(workers: int, f: dict) -> None:
 
 HEADER = (
     "workers offered accepted completed  median     p95  POST   p95   Jev queue   run "
-    "  web  wrk  jev   db redis agnt  busy   lock  chain\n"
+    "  web  wrk  jev   db redis agnt other  busy  CPU    lock  chain\n"
     "           ev/s     ev/s      ev/s  post→done (ms)  (ms)        (ms)   max  mean "
-    "   CPU % of one core per group                  waits (share of active)"
+    "   CPU % of one core per group, and the machine's     ms/ev  waits (share of active)"
 )
 
 
