@@ -7,6 +7,7 @@ from celery.signals import beat_init, task_postrun, task_prerun
 from django.db import close_old_connections
 
 from memory_review.integrity import context
+from memory_review.integrity.db_context import clear_tenant, current_tenant
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memory_review.settings")
 
@@ -37,8 +38,12 @@ def _keep_connections_as_a_request_does(task=None, **kwargs):
     """A worker keeps its database connection from task to task as a web thread keeps its from
     request to request: closed only past CONN_MAX_AGE or when an error left it unusable
     (settings.CELERY_DB_REUSE_MAX says why Celery's own closing is off). An eager task runs
-    inside its caller's request or test, whose connection is its caller's to keep."""
+    inside its caller's request or test, whose connection is its caller's to keep. A task that
+    left its tenant set on the connection (set_tenant outside tenant_context) has it cleared, so
+    the next task on the kept connection starts with none."""
     if task is not None and not getattr(task.request, "is_eager", False):
+        if current_tenant() is not None:
+            clear_tenant()
         close_old_connections()
 
 

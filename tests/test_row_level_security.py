@@ -149,3 +149,45 @@ def test_a_task_inside_a_request_gives_the_request_its_tenant_back(acme, globex)
         assert db_context._current.get() == globex.pk
     assert db_context._current.get() == acme.pk
     clear_tenant()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_connection_whose_tenant_cannot_be_cleared_is_closed_so_no_later_user_inherits_it(acme):
+    """Workers and web threads keep their connections (issue 30): a session whose tenant could
+    not be cleared must not be handed to the next task or request still naming it."""
+    if connection.vendor != "postgresql":
+        pytest.skip("the session setting is PostgreSQL's (make test's second pass)")
+    import psycopg
+
+    set_tenant(acme.pk)
+    settings_dict = connection.settings_dict
+    with psycopg.connect(
+        host=settings_dict["HOST"], port=settings_dict["PORT"], user=settings_dict["USER"],
+        dbname=settings_dict["NAME"], autocommit=True,
+    ) as other:  # fmt: skip
+        other.execute("SELECT pg_terminate_backend(%s)", [connection.connection.info.backend_pid])
+
+    with pytest.raises(DatabaseError):
+        clear_tenant()
+
+    assert connection.connection is None and db_context.current_tenant() is None
+    with connection.cursor() as cursor:  # a new session, with no tenant
+        cursor.execute("SELECT current_setting('app.tenant_id', true)")
+        assert cursor.fetchone()[0] in (None, "")
+
+
+@pytest.mark.django_db(transaction=True)  # outside a transaction, as a worker's task runs
+def test_a_task_that_leaves_its_tenant_set_hands_the_next_task_a_connection_without_it(acme):
+    """The signal around each task of a real worker (memory_review/celery.py)."""
+    from types import SimpleNamespace
+
+    from memory_review.celery import _keep_connections_as_a_request_does as around_a_task
+
+    set_tenant(acme.pk)  # as a task that never cleared it would leave it
+    around_a_task(task=SimpleNamespace(request=SimpleNamespace(is_eager=False)))
+
+    assert db_context.current_tenant() is None
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT current_setting('app.tenant_id', true)")
+            assert cursor.fetchone()[0] in (None, "")

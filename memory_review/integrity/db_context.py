@@ -10,7 +10,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 
 from django.conf import settings
-from django.db import connection
+from django.db import DatabaseError, connection
 
 _current: ContextVar[int | None] = ContextVar("db_tenant", default=None)
 
@@ -34,12 +34,18 @@ def clear_tenant() -> None:
     _current.set(None)
     if connection.connection is None:
         return  # nothing was opened, so nothing was set
-    if connection.vendor == "oracle":
-        with connection.cursor() as cursor:
-            cursor.callproc("memory_ctx_pkg.clear")
-    elif connection.vendor == "postgresql":
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT set_config('app.tenant_id', '', false)")
+    try:
+        if connection.vendor == "oracle":
+            with connection.cursor() as cursor:
+                cursor.callproc("memory_ctx_pkg.clear")
+        elif connection.vendor == "postgresql":
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT set_config('app.tenant_id', '', false)")
+    except DatabaseError:
+        # Connections are kept from request to request and task to task: one whose tenant could
+        # not be cleared is closed, so no later user of it inherits the tenant.
+        connection.close()
+        raise
 
 
 @contextmanager
