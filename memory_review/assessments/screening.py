@@ -108,9 +108,9 @@ def screen(memory_id: int, *, jev: Jev | None = None) -> Vote | None:
     marked screened. JevError when Jev does not answer: the task asks again. A vote already in
     is not asked again (the sweep may have queued a task that was only slow to run)."""
     owed = ScreeningOwed.objects.filter(memory_id=memory_id)
-    if owed.filter(screened_at__isnull=False).exists():
-        return None
-    owed.update(queued_at=timezone.now())  # being asked: the sweep leaves it to this try
+    # Being asked: the sweep leaves it to this try (one UPDATE on the common path).
+    if not owed.filter(screened_at__isnull=True).update(queued_at=timezone.now()) and owed.exists():
+        return None  # owed, and already screened
     memory = Memory.objects.filter(pk=memory_id).first()
     if memory is None or not needs_screening(memory):
         return _screened(memory_id, None)
