@@ -8,7 +8,7 @@ import json
 import logging
 from collections import namedtuple
 from collections.abc import Callable, Sequence
-from concurrent.futures import FIRST_COMPLETED, CancelledError, Future, ThreadPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, CancelledError, Future, wait
 from functools import cache
 
 from django.conf import settings
@@ -190,26 +190,24 @@ class Gathering:
     def run(self, memories: list[Memory]) -> dict[int, dict[str, float]]:
         if not memories:
             return {}
-        workers = max(1, settings.JEV_MAX_CONCURRENCY)
-        with ThreadPoolExecutor(max_workers=workers) as self.pool:
-            self._send("event", [], {"event": _event_state(self.event)}, _questions(q.EVENT_QUESTIONS))
-            if len(memories) > settings.JEV_SCREEN_ABOVE:
-                for batch in pack(
-                    self.event, memories, per_memory=[q.SCREEN_QUESTION], limit=settings.JEV_SCREEN_BATCH_SIZE
-                ):
-                    self._send("screen", batch, *_request(self.event, batch, [q.SCREEN_QUESTION]))
-            else:
-                self._judge(memories)
-            while self.pending:
-                done, _ = wait(self.pending, return_when=FIRST_COMPLETED)
-                for future in done:
-                    self._receive(future, *self.pending.pop(future))
+        self._send("event", [], {"event": _event_state(self.event)}, _questions(q.EVENT_QUESTIONS))
+        if len(memories) > settings.JEV_SCREEN_ABOVE:
+            for batch in pack(
+                self.event, memories, per_memory=[q.SCREEN_QUESTION], limit=settings.JEV_SCREEN_BATCH_SIZE
+            ):
+                self._send("screen", batch, *_request(self.event, batch, [q.SCREEN_QUESTION]))
+        else:
+            self._judge(memories)
+        while self.pending:  # every request ends before this returns, as when each event had its threads
+            done, _ = wait(self.pending, return_when=FIRST_COMPLETED)
+            for future in done:
+                self._receive(future, *self.pending.pop(future))
         if self.usage.failure:
             raise self.usage.failure
         return {pk: {**self.event_votes, **votes} for pk, votes in self.votes.items()}
 
     def _send(self, kind: str, batch: Sequence[Memory], state: dict, questions: dict) -> None:
-        self.pending[self.pool.submit(self.jev.ask, state, questions)] = (kind, batch)
+        self.pending[self.jev.submit(state, questions)] = (kind, batch)
 
     def _judge(self, memories: Sequence[Memory]) -> None:
         for batch in pack(self.event, memories, per_memory=q.MEMORY_QUESTIONS, limit=settings.JEV_BATCH_SIZE):

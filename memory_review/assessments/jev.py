@@ -9,10 +9,12 @@ With no TYPESAFE_API_KEY the same SDK points at the offline stand-in (`manage.py
 which says so in a response header; the assessment records it and every page shows it.
 """
 
+import os
 import threading
 import time
 from collections import deque
 from collections.abc import Callable, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from decimal import Decimal
@@ -109,7 +111,10 @@ class Jev:
         self.backoff_s, self.backoff_max_s = backoff_s, backoff_max_s
         self.retry_after_max_s = retry_after_max_s
         self.sleep = sleep
+        self.max_concurrency = max_concurrency
         self.slots = threading.BoundedSemaphore(max_concurrency)
+        self._threads: tuple[int, ThreadPoolExecutor] | None = None
+        self._threads_lock = threading.Lock()
         self.limiter = RateLimiter(requests_per_minute)
         self.client = TypeSafeClient(
             api_key=api_key,
@@ -170,6 +175,21 @@ class Jev:
                 standin=response.raw_http_response.headers.get(STANDIN_HEADER) == "true",
             )
         raise AssertionError("unreachable")  # the loop returns or raises
+
+    def submit(self, state: Mapping, questions: Mapping[str, Noul]) -> Future:
+        """`ask` on one of the process's request threads, for a caller with many requests in flight.
+        The threads are made once a process and kept, where each event used to start and end its
+        own six: that cost the worker CPU on every event, and its first requests their start."""
+        return self._request_threads().submit(self.ask, state, questions)
+
+    def _request_threads(self) -> ThreadPoolExecutor:
+        # Made where they are used: a pool process forked after the client was made has none of
+        # its parent's threads, though the executor's copy would think it had.
+        with self._threads_lock:
+            if self._threads is None or self._threads[0] != os.getpid():
+                pool = ThreadPoolExecutor(max_workers=max(1, self.max_concurrency), thread_name_prefix="jev")
+                self._threads = (os.getpid(), pool)
+            return self._threads[1]
 
     @contextmanager
     def _slot(self, timeout_s: float | None, attempt: int):

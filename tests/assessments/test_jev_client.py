@@ -2,7 +2,7 @@
 
 from typesafe_sdk import TypeSafeInternalServerError, TypeSafeRateLimitError
 
-from memory_review.assessments.jev import RateLimiter
+from memory_review.assessments.jev import RateLimiter, noul
 from tests.factories import make_jev
 
 
@@ -44,3 +44,25 @@ def test_a_retry_after_longer_than_the_backoff_is_honoured():
     assert jev._delay(failing, attempt=1) == 0.5
     assert jev._delay(failing, attempt=3) == 2.0
     assert jev._delay(failing, attempt=10) == 8.0
+
+
+def test_requests_in_flight_run_on_threads_the_process_keeps_from_event_to_event(standin, monkeypatch):
+    jev = make_jev(standin.url, max_concurrency=3)
+    state = {"event": {"text": "moved to Lisbon", "source": "chat"}, "memories": [{"fact": "lives in Porto"}]}
+    questions = {"bears_0": noul("bears_0", "Is `event.text` about `memories[0].fact`?", "", "")}
+
+    def one_event() -> set[int]:
+        replies = [future.result(timeout=10) for future in [jev.submit(state, questions) for _ in range(6)]]
+        assert all(0 <= reply.votes["bears_0"] <= 1 for reply in replies)
+        return {thread.ident for thread in jev._request_threads()._threads}
+
+    first, second = one_event(), one_event()
+    assert second == first  # the same threads, not six new ones an event
+    assert 1 <= len(first) <= 3  # no more than the client's concurrency
+
+    # A pool process forked after the client was made starts threads of its own: the executor it
+    # inherited counts its parent's idle threads, which the child does not have.
+    inherited = jev._request_threads()
+    monkeypatch.setattr("memory_review.assessments.jev.os.getpid", lambda: -1)
+    assert jev._request_threads() is not inherited
+    assert jev.submit(state, questions).result(timeout=10).votes.keys() == {"bears_0"}
