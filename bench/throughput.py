@@ -196,16 +196,34 @@ class Events:
     def __init__(self, customers: int, each: int, tenants: Tenants, start: int = 0):
         self.customers, self.each, self.tenants, self.next = customers, each, tenants, start
         self.lock = threading.Lock()
+        # --batch: each tenant's own stream of its customers' events, and whose batch is next.
+        self.of_tenant = [[c for c in range(customers) if tenants.of(c) == t] for t in range(tenants.count)]
+        self.next_of = [start] * tenants.count
+        self.turn = start
 
     def take(self) -> tuple[str, bytes]:
         """(the customer's tenant, the event)."""
         with self.lock:
             k, self.next = self.next, self.next + 1
         c, n = k % self.customers, (k // self.customers) % self.each
+        return slug(self.tenants.of(c)), self._event(k, c, n)
+
+    def take_batch(self, size: int) -> tuple[str, list[bytes]]:
+        """(a tenant, `size` events of its own customers): tenants take turns in proportion to
+        their weights, as their events do one at a time. A batch an agent posts names one tenant
+        in its path, so an event of another tenant's customer in it would be judged against no
+        memory at all, cheaply: a batch holds only the tenant's own."""
+        with self.lock:
+            t, self.turn = self.tenants.cycle[self.turn % len(self.tenants.cycle)], self.turn + 1
+            first, self.next_of[t] = self.next_of[t], self.next_of[t] + size
+        mine = self.of_tenant[t]
+        picked = ((k % len(mine), (k // len(mine)) % self.each, k) for k in range(first, first + size))
+        return slug(t), [self._event(k, mine[i], n) for i, n, k in picked]
+
+    def _event(self, k: int, c: int, n: int) -> bytes:
         a, b, c_, _ = words_for(n)
         text = f"{a.title()} {b} {c_} now changed to {WORDS[k % len(WORDS)]} instead."
-        body = {"text": text, "source": "email", "scope": {"user_id": customer(c)}}
-        return slug(self.tenants.of(c)), json.dumps(body).encode()
+        return json.dumps({"text": text, "source": "email", "scope": {"user_id": customer(c)}}).encode()
 
 
 # -- the processes ------------------------------------------------------------------------------
@@ -436,10 +454,8 @@ class Agents:
         if self.batch == 1:
             to, body = self.events.take()
             return to, f"/api/v1/t/{to}/events", body
-        taken = [self.events.take() for _ in range(self.batch)]
-        to = taken[0][0]
-        events = [json.loads(body) for tenant, body in taken if tenant == to]
-        events += [json.loads(self.events.take()[1]) for _ in range(self.batch - len(events))]
+        to, bodies = self.events.take_batch(self.batch)
+        events = [json.loads(body) for body in bodies]
         return to, f"/api/v1/t/{to}/events/batch", json.dumps({"events": events}).encode()
 
     def _agent(self, tokens: dict[str, str]) -> None:
@@ -977,6 +993,10 @@ def main() -> None:
         parser.error(f"--skew {args.skew} names {len(weights)} tenants, --tenants {args.tenants}")
     if args.burst < 0:
         parser.error(f"--burst is seconds, at least 0, not {args.burst:g}")
+    if args.customers < sum(weights):
+        parser.error(f"--customers {args.customers} leaves a tenant without one ({sum(weights)} weights)")
+    if args.batch < 1:
+        parser.error(f"--batch is events a POST, at least 1, not {args.batch}")
     args.spread, args.tenants = Tenants(weights), len(weights)
     broker = redis.Redis.from_url(BROKER)
     try:

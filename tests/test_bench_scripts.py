@@ -32,8 +32,8 @@ TINY = {
     "webhooks.py": ["--changes", "60", "--decisions", "3", "--kill-at", "10"],
     "isolation.py": ["--rounds", "1", "--pollers", "6", "--seconds", "2"],
     "throughput.py": (
-        "--customers 20 --workers 1 --rates 2 --step-seconds 3 --chain-hold 2 --skew 3,1 --burst 1".split()
-    ),
+        "--customers 20 --workers 1 --rates 2 --step-seconds 3 --chain-hold 2 --skew 3,1 --burst 1 --batch 2"
+    ).split(),
     "sample_draw.py": ["--memories", "3000", "--repeats", "1"],
     "health_after_label.py": ["--memories", "400"],
 }
@@ -84,6 +84,9 @@ def test_every_script_runs_on_a_fresh_checkout_and_prints_its_figures(tmp_path):
     step = figures["throughput.py"]["runs"][0]["steps"][0]
     assert [t["events"] > 0 for t in step["post_to_done_by_tenant_ms"]] == [True, True]
     assert sum(t["events"] for t in step["post_to_done_by_tenant_ms"]) == step["accepted"]
+    # A batch (--batch 2) holds its tenant's own customers' events: each is judged against its
+    # customer's 100 memories, none against an empty scope in the wrong tenant.
+    assert step["candidates_mean"] == 100
     assert not (tmp_path / "audit-key.json").exists()  # the runs' keys were their own, thrown away
 
 
