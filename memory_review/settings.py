@@ -425,6 +425,10 @@ ASSESSMENT_REAPER_LIMIT = env_int("ASSESSMENT_REAPER_LIMIT", 3)  # then failed, 
 ASSESSMENT_QUEUED_STALE_MINUTES = env_int("ASSESSMENT_QUEUED_STALE_MINUTES", 10)  # then sent again
 JEV_MAX_CONCURRENCY = env_int("JEV_MAX_CONCURRENCY", 32)
 JEV_REQUESTS_PER_MINUTE = env_int("JEV_REQUESTS_PER_MINUTE", 1200)
+# Jev counts a key's requests over every process of every host. Set to the key's budget, every
+# process takes from one budget in Redis (REDIS_URL) before each request, and
+# JEV_REQUESTS_PER_MINUTE counts only while Redis cannot be reached. 0: each process its own.
+JEV_SHARED_REQUESTS_PER_MINUTE = env_int("JEV_SHARED_REQUESTS_PER_MINUTE", 0)
 # Invalidation batching (DESIGN §4, seeds/003).
 JEV_SCREEN_ABOVE = env_int("JEV_SCREEN_ABOVE", 200)
 JEV_BATCH_SIZE = env_int("JEV_BATCH_SIZE", 20)

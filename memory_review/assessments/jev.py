@@ -9,6 +9,8 @@ With no TYPESAFE_API_KEY the same SDK points at the offline stand-in (`manage.py
 which says so in a response header; the assessment records it and every page shows it.
 """
 
+import hashlib
+import logging
 import os
 import threading
 import time
@@ -20,6 +22,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from functools import cache
 
+import redis
 from django.conf import settings
 from typesafe_sdk import (
     Noul,
@@ -32,6 +35,7 @@ from typesafe_sdk import (
 )
 
 STANDIN_HEADER = "x-typesafe-standin"
+logger = logging.getLogger(__name__)
 
 
 class JevError(Exception):
@@ -90,6 +94,86 @@ class RateLimiter:
             self.sleep(wait)
 
 
+# A sliding log in one sorted set: the window's requests, each scored by when Redis admitted it
+# (Redis's own clock, so the hosts' clocks need not agree). 0: admitted; otherwise the
+# milliseconds until the oldest leaves the window. Atomic: one script at a time runs in Redis.
+_TAKE = """
+local now = redis.call('TIME')
+now = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
+local window = tonumber(ARGV[2])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - window)
+if redis.call('ZCARD', KEYS[1]) < tonumber(ARGV[1]) then
+  redis.call('ZADD', KEYS[1], now, ARGV[3])
+  redis.call('PEXPIRE', KEYS[1], window)
+  return 0
+end
+local oldest = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+return math.max(1, tonumber(oldest[2]) + window - now)
+"""
+
+
+class SharedRateLimiter:
+    """At most `per_minute` requests in any sixty seconds from every process of every host that
+    asks the same Redis under the same key: Jev counts a key's requests, not a process's. One
+    Redis round trip a request (`_TAKE`). While Redis cannot be reached, the process's own
+    limiter (`fallback`) counts instead, and the log says so once a minute."""
+
+    def __init__(
+        self,
+        url: str,
+        key: str,
+        per_minute: int,
+        *,
+        fallback: RateLimiter,
+        window_s: float = 60.0,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], None] = time.sleep,
+    ):
+        self.limit, self.key, self.window_ms = per_minute, key, max(1, round(window_s * 1000))
+        self.fallback, self.clock, self.sleep = fallback, clock, sleep
+        client = redis.Redis.from_url(url, socket_timeout=2, socket_connect_timeout=2)
+        self.take = client.register_script(_TAKE)
+        self.warned_at: float | None = None
+
+    def acquire(self, most_s: float | None = None) -> bool:
+        """As RateLimiter.acquire: a place in the window, waiting for one; False, without one,
+        when that would take longer than `most_s` in all."""
+        until = None if most_s is None else self.clock() + most_s
+        while True:
+            try:
+                wait_ms = int(
+                    self.take(keys=[self.key], args=[self.limit, self.window_ms, os.urandom(8).hex()])
+                )
+            except redis.RedisError:
+                self._warn()
+                return self.fallback.acquire(None if until is None else max(0.0, until - self.clock()))
+            if wait_ms <= 0:
+                return True
+            wait = wait_ms / 1000
+            if until is not None and self.clock() + wait > until:
+                return False
+            self.sleep(wait)
+
+    def _warn(self) -> None:
+        now = self.clock()
+        if self.warned_at is None or now - self.warned_at >= 60:
+            self.warned_at = now
+            logger.warning(
+                "Jev's shared budget is out of reach (Redis did not answer): this process counts its "
+                "own requests, JEV_REQUESTS_PER_MINUTE, until it answers again",
+                exc_info=True,
+            )
+
+
+def budget_key(api_key: str) -> str:
+    """The Redis key a Jev key's shared budget is counted under: a digest of the key, which is a
+    secret and is never written anywhere."""
+    return (
+        f"{settings.CACHES['default'].get('KEY_PREFIX') or 'memory-review'}:jev-budget:"
+        + (hashlib.sha256(api_key.encode()).hexdigest()[:24])
+    )
+
+
 class Jev:
     def __init__(
         self,
@@ -104,6 +188,7 @@ class Jev:
         retry_after_max_s: float = 30.0,
         max_concurrency: int,
         requests_per_minute: int,
+        shared_budget: tuple[str, int] | None = None,
         sleep: Callable[[float], None] = time.sleep,
     ):
         self.model = model
@@ -115,7 +200,10 @@ class Jev:
         self.slots = threading.BoundedSemaphore(max_concurrency)
         self._threads: tuple[int, ThreadPoolExecutor] | None = None
         self._threads_lock = threading.Lock()
-        self.limiter = RateLimiter(requests_per_minute)
+        self.limiter: RateLimiter | SharedRateLimiter = RateLimiter(requests_per_minute)
+        if shared_budget is not None:  # (Redis URL, requests a minute): one budget for every process
+            url, per_minute = shared_budget
+            self.limiter = SharedRateLimiter(url, budget_key(api_key), per_minute, fallback=self.limiter)
         self.client = TypeSafeClient(
             api_key=api_key,
             base_url=base_url,
@@ -246,4 +334,9 @@ def get_jev() -> Jev:
         retry_after_max_s=settings.JEV_RETRY_AFTER_MAX_S,
         max_concurrency=settings.JEV_MAX_CONCURRENCY,
         requests_per_minute=settings.JEV_REQUESTS_PER_MINUTE,
+        shared_budget=(
+            (settings.REDIS_URL, settings.JEV_SHARED_REQUESTS_PER_MINUTE)
+            if settings.JEV_SHARED_REQUESTS_PER_MINUTE > 0
+            else None
+        ),
     )

@@ -1,9 +1,44 @@
-"""The client's own limits: requests a minute, and how long it waits between tries."""
+"""The client's own limits: requests a minute (a process's, or one budget every process shares in
+Redis), and how long it waits between tries."""
 
+import logging
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import redis
+from django.test import override_settings
 from typesafe_sdk import TypeSafeInternalServerError, TypeSafeRateLimitError
 
-from memory_review.assessments.jev import RateLimiter, noul
+from memory_review.assessments.jev import RateLimiter, SharedRateLimiter, get_jev, noul
 from tests.factories import make_jev
+
+REDIS = os.environ.get("TEST_BROKER_URL", "redis://127.0.0.1:6379/15")
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _redis_up() -> bool:
+    try:
+        return redis.Redis.from_url(REDIS, socket_connect_timeout=1).ping()
+    except redis.RedisError:
+        return False
+
+
+# Under CI a missing Redis is a failure, never a quiet skip (.ci/run starts it).
+needs_redis = pytest.mark.skipif(
+    not os.environ.get("CI") and not _redis_up(), reason=f"needs Redis at {REDIS}"
+)
+
+
+@pytest.fixture
+def budget():
+    """A budget's key of its own in the test Redis, removed after."""
+    key = f"test:jev-budget:{os.urandom(6).hex()}"
+    yield key
+    redis.Redis.from_url(REDIS).delete(key)
 
 
 class FakeClock:
@@ -66,3 +101,83 @@ def test_requests_in_flight_run_on_threads_the_process_keeps_from_event_to_event
     monkeypatch.setattr("memory_review.assessments.jev.os.getpid", lambda: -1)
     assert jev._request_threads() is not inherited
     assert jev.submit(state, questions).result(timeout=10).votes.keys() == {"bears_0"}
+
+
+TAKE_FROM_THE_BUDGET = """
+import sys
+from memory_review.assessments.jev import RateLimiter, SharedRateLimiter
+url, key = sys.argv[1], sys.argv[2]
+limiter = SharedRateLimiter(url, key, 10, fallback=RateLimiter(1000))
+print(sum(limiter.acquire(most_s=0) for _ in range(8)))
+"""
+
+
+@needs_redis
+def test_every_process_takes_from_one_budget(budget):
+    # Three processes, as three hosts' pool processes would be, each asking eight times at once
+    # of a budget of ten a minute: ten go ahead in all, whichever process asked.
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "memory_review.settings", "PYTHONPATH": str(ROOT)}
+    hosts = [
+        subprocess.Popen(
+            [sys.executable, "-c", TAKE_FROM_THE_BUDGET, REDIS, budget],
+            env=env,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(3)
+    ]
+    admitted = [int(host.communicate(timeout=60)[0]) for host in hosts]
+    assert all(host.returncode == 0 for host in hosts)
+    assert sum(admitted) == 10, admitted
+    # Each with its own process's limit of 1,000, they would have taken all 24.
+    assert redis.Redis.from_url(REDIS).zcard(budget) == 10
+
+
+@needs_redis
+def test_a_full_budget_waits_until_its_oldest_request_leaves_the_window(budget):
+    limiter = SharedRateLimiter(REDIS, budget, 2, fallback=RateLimiter(1000), window_s=1.0)
+    assert limiter.acquire(most_s=0) and limiter.acquire(most_s=0)
+
+    assert limiter.acquire(most_s=0.2) is False  # the window is full for about another second
+    started = time.monotonic()
+    assert limiter.acquire(most_s=3) is True
+    assert 0.4 < time.monotonic() - started < 2.5
+
+
+def test_a_budget_out_of_reach_counts_in_the_process_and_says_so(caplog):
+    clock = FakeClock()
+    fallback = RateLimiter(1, clock=clock, sleep=clock.sleep)
+    limiter = SharedRateLimiter(
+        "redis://127.0.0.1:9/0", "test:unreachable", 50, fallback=fallback, clock=clock
+    )
+
+    with caplog.at_level(logging.WARNING, logger="memory_review.assessments.jev"):
+        assert limiter.acquire(most_s=0) is True
+        assert limiter.acquire(most_s=0) is False  # the process's own limit of one a minute
+
+    warnings = [r for r in caplog.records if "shared budget is out of reach" in r.getMessage()]
+    assert len(warnings) == 1  # once a minute, not once a request
+
+
+@needs_redis
+def test_the_settings_give_every_process_the_shared_budget(standin):
+    get_jev.cache_clear()
+    try:
+        with override_settings(
+            JEV_SHARED_REQUESTS_PER_MINUTE=50,
+            REDIS_URL=REDIS,
+            JEV_STANDIN_URL=standin.url,
+            TYPESAFE_API_KEY="",
+        ):
+            jev = get_jev()
+            assert isinstance(jev.limiter, SharedRateLimiter) and jev.limiter.limit == 50
+            assert "offline-standin" not in jev.limiter.key  # a digest of the API key, never the key
+            state = {"event": {"text": "moved", "source": "chat"}, "memories": [{"fact": "lives in Porto"}]}
+            jev.ask(state, {"bears_0": noul("bears_0", "Is `event.text` about `memories[0].fact`?", "", "")})
+            assert redis.Redis.from_url(REDIS).zcard(jev.limiter.key) == 1
+            redis.Redis.from_url(REDIS).delete(jev.limiter.key)
+        with override_settings(JEV_SHARED_REQUESTS_PER_MINUTE=0):
+            get_jev.cache_clear()
+            assert isinstance(get_jev().limiter, RateLimiter)  # off: each process counts its own
+    finally:
+        get_jev.cache_clear()
