@@ -96,7 +96,8 @@ from memory_review.tenancy.models import Tenant  # noqa: E402
 from memory_review.tenancy.tokens import token_create  # noqa: E402
 
 ROOT = throwaway.ROOT
-QUEUE = "celery"  # Celery's default queue: a Redis list
+# Where the events wait: Celery's default queue and the tenants' lanes, each a Redis list.
+QUEUES = ("celery", *settings.ASSESSMENT_LANE_QUEUES)
 WORDS = (
     "amber basalt cedar delta ember fjord garnet harbor indigo juniper kelp lagoon marble nectar "
     "obsidian pepper quartz raven saffron tundra umber velvet willow xenon yarrow zephyr anchor "
@@ -381,7 +382,10 @@ class Sampler(threading.Thread):
 
             pg = psycopg.connect(os.environ["DATABASE_URL"], autocommit=True)
         while not self.stopping.wait(0.25):
-            sample = {"at": time.time(), "queue": self.broker.llen(QUEUE)}
+            depths = self.broker.pipeline(transaction=False)
+            for name in QUEUES:
+                depths.llen(name)
+            sample = {"at": time.time(), "queue": sum(depths.execute())}
             sample["running"] = Assessment.objects.filter(state=Assessment.State.RUNNING).count()
             if pg is not None:
                 rows = pg.execute(

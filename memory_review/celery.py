@@ -3,7 +3,8 @@
 import os
 
 from celery import Celery
-from celery.signals import beat_init, task_postrun, task_prerun
+from celery.signals import beat_init, celeryd_after_setup, task_postrun, task_prerun
+from django.conf import settings
 from django.db import close_old_connections
 
 from memory_review.integrity import context
@@ -45,6 +46,18 @@ def _keep_connections_as_a_request_does(task=None, **kwargs):
         if current_tenant() is not None:
             clear_tenant()
         close_old_connections()
+
+
+@celeryd_after_setup.connect
+def _take_every_lane_with_the_default_queue(sender=None, instance=None, **kwargs):
+    """A worker that takes Celery's own queue (`-Q celery`, as deployed, or no -Q) takes every
+    events lane too (settings.ASSESSMENT_LANES): the lanes come and go with a setting, and no
+    worker command names them. It then takes from its queues in turn (kombu's Redis transport
+    puts the queue it last took from at the back), so a tenant's burst waits in its own lane."""
+    queues = instance.app.amqp.queues
+    if "celery" in queues.consume_from:
+        for lane in settings.ASSESSMENT_LANE_QUEUES:
+            queues.select_add(lane)
 
 
 @beat_init.connect

@@ -9,6 +9,7 @@ import logging
 from collections.abc import Callable
 
 from celery import current_app
+from django.conf import settings
 from django.db import transaction
 
 from .models import Assessment
@@ -19,8 +20,17 @@ RUN_ASSESSMENT = "memory_review.assessments.tasks.run_assessment"
 SCREEN_MEMORY = "memory_review.assessments.tasks.screen_memory"
 
 
-def enqueue_assessment(assessment: Assessment) -> None:
-    current_app.signature(RUN_ASSESSMENT, args=(assessment.tenant_id, assessment.pk)).delay()
+def enqueue_assessment(assessment: Assessment, **options) -> None:
+    """Into its tenant's lane (settings.ASSESSMENT_LANES): `options` go to apply_async."""
+    current_app.signature(RUN_ASSESSMENT, args=(assessment.tenant_id, assessment.pk)).apply_async(
+        **{"queue": lane(assessment.tenant_id), **options}
+    )
+
+
+def lane(tenant_id: int) -> str:
+    """The queue a tenant's events wait in: one of the lanes, or Celery's own with none."""
+    lanes = settings.ASSESSMENT_LANE_QUEUES
+    return lanes[tenant_id % len(lanes)] if lanes else "celery"
 
 
 def enqueue_on_commit(assessment: Assessment, enqueue: Callable[[Assessment], None] | None = None) -> None:

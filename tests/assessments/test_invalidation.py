@@ -322,3 +322,12 @@ def test_a_newer_vote_still_applies_when_only_another_vote_moved_the_memory(acme
 
     assert Memory.objects.get(pk=paris.pk).status == "superseded"
     assert Verdict.objects.get(assessment=second, memory=paris).applied
+
+
+def test_a_tenants_events_keep_to_one_lane(settings):
+    from memory_review.assessments.dispatch import lane
+
+    settings.ASSESSMENT_LANE_QUEUES = ("events-0", "events-1", "events-2")
+    assert lane(4) == lane(7) == "events-1" and lane(6) == "events-0"
+    settings.ASSESSMENT_LANE_QUEUES = ()  # ASSESSMENT_LANES 0 or 1: every event in Celery's own queue
+    assert lane(4) == "celery"

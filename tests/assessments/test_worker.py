@@ -341,3 +341,37 @@ def test_beat_verifies_and_checkpoints_a_fresh_install_within_a_minute_of_starti
     assert time.monotonic() - started < 60
     assert checkpoints.read(acme).lines == 1
     assert verification.latest(acme).intact
+
+
+@pytest.mark.parametrize("standin_config", [StandinConfig(latency_ms=300)])
+def test_a_tenants_burst_waits_in_its_own_lane_not_in_front_of_every_tenant(
+    acme, globex, policy, workers, standin
+):
+    """A worker started as deployed (`-Q celery`) takes the tenants' lanes too, in turn: an event
+    of a quiet tenant queued behind another tenant's burst of eight is judged among the burst's
+    first, not after it."""
+    from memory_review.assessments.dispatch import enqueue_assessment, lane
+    from memory_review.assessments.services import policy_ensure_default
+
+    policy_ensure_default(tenant=globex, created_by="test")
+    assert lane(acme.pk) != lane(globex.pk), "consecutive tenants share no lane"
+
+    def queued(tenant, customer: str) -> Assessment:
+        make_memory(tenant, subject="delivery-address", content="Deliveries go to Paris.", user_id=customer)
+        event = event_record(
+            tenant=tenant, source="chat", text="Deliveries go to Lyon now.", user_id=customer
+        )
+        return observe_event(event=event, enqueue=lambda a: None)
+
+    burst = [queued(acme, f"cust-{n}") for n in range(8)]
+    quiet = queued(globex, "cust-q")
+    with celery_app.connection_for_write(BROKER) as broker:
+        for assessment in [*burst, quiet]:  # the quiet tenant's last of all
+            enqueue_assessment(assessment, connection=broker)
+    workers.start("lanes", "-Q", "celery")
+
+    done = Assessment.objects.filter(pk__in=[a.pk for a in [*burst, quiet]], state="done")
+    wait_for(lambda: done.count() == 9, 90, "the nine assessments to finish")
+    finished = dict(done.values_list("pk", "finished_at"))
+    after_it = [a for a in burst if finished[a.pk] > finished[quiet.pk]]
+    assert len(after_it) >= 6, f"the quiet tenant's event finished after {8 - len(after_it)} of the burst"
