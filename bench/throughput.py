@@ -24,14 +24,14 @@ What runs, each in processes of its own, as production runs them:
 
 Per step it prints events/s offered, accepted (202) and completed (assessments finished in the
 step), post to done (from the agent sending the POST to the assessment's finished_at) median and
-p95, the POST's own median and p95, and the evidence for what saturates: the Celery queue's depth
-in Redis, how many assessments were running at once (the pool's occupancy), the Jev phase of an
-assessment (its latency_ms: all its requests, the client's waits for its limits included), CPU
-per process group (web, workers, stand-in, database, Redis, this load generator), what no group
-accounts for, and the machine's, with its CPU milliseconds an event done; database connections,
-and on PostgreSQL how often a backend waited on a lock (and on the audit chain's head) and what
-the lock's holder was doing. `--chain-hold N` first times, in
-this process, how long each of N events' transactions holds the tenant's audit chain head (every
+p95, the POST's own median and p95, and the evidence for what saturates: the queues' depth
+(Celery's and the lanes') in Redis, how many assessments were running at once (the pool's
+occupancy), the Jev phase of an assessment (its latency_ms: all its requests, the client's waits
+for its limits included), CPU per process group (web, workers, stand-in, database, Redis, this
+load generator), what no group accounts for, and the machine's, with its CPU milliseconds an event
+done; database connections, and on PostgreSQL how often a backend waited on a lock (and on the
+audit chain's head) and what the lock's holder was doing. `--chain-hold N` first times, in this
+process, how long each of N events' transactions holds the tenant's audit chain head (every
 sealed write and transition of a tenant waits for it). It closes with one JSON line.
 
     .venv/bin/python bench/throughput.py --postgres postgres://postgres@127.0.0.1:5432
@@ -199,7 +199,7 @@ class Events:
         self.lock = threading.Lock()
         # --batch: each tenant's own stream of its customers' events, and whose batch is next.
         self.of_tenant = [[c for c in range(customers) if tenants.of(c) == t] for t in range(tenants.count)]
-        self.next_of = [start] * tenants.count
+        self.next_of: list[int | None] = [None] * tenants.count
         self.turn = start
 
     def take(self) -> tuple[str, bytes]:
@@ -216,8 +216,10 @@ class Events:
         memory at all, cheaply: a batch holds only the tenant's own."""
         with self.lock:
             t, self.turn = self.tenants.cycle[self.turn % len(self.tenants.cycle)], self.turn + 1
+            mine = self.of_tenant[t]
+            if self.next_of[t] is None:  # past every memory `take()` has named (the chain hold's events)
+                self.next_of[t] = -(-self.next // self.customers) * len(mine)
             first, self.next_of[t] = self.next_of[t], self.next_of[t] + size
-        mine = self.of_tenant[t]
         picked = ((k % len(mine), (k // len(mine)) % self.each, k) for k in range(first, first + size))
         return slug(t), [self._event(k, mine[i], n) for i, n, k in picked]
 

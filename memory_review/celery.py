@@ -51,9 +51,11 @@ def _keep_connections_as_a_request_does(task=None, **kwargs):
 @celeryd_after_setup.connect
 def _take_every_lane_with_the_default_queue(sender=None, instance=None, **kwargs):
     """A worker that takes Celery's own queue (`-Q celery`, as deployed, or no -Q) takes every
-    events lane too (settings.ASSESSMENT_LANES): the lanes come and go with a setting, and no
-    worker command names them. It then takes from its queues in turn (kombu's Redis transport
-    puts the queue it last took from at the back), so a tenant's burst waits in its own lane."""
+    events lane too (settings.ASSESSMENT_LANES), and one that does not takes none: the lanes come
+    and go with a setting, and no worker command names them (they are not in CELERY_TASK_QUEUES,
+    and Celery declares a lane the first time an event is sent to it). It then takes from its
+    queues in turn (kombu's Redis transport puts the queue it last took from at the back), so a
+    tenant's burst waits in its own lane."""
     queues = instance.app.amqp.queues
     if "celery" in queues.consume_from:
         for lane in settings.ASSESSMENT_LANE_QUEUES:

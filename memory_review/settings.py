@@ -376,21 +376,18 @@ CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
 # around each request (close_old_connections: past CONN_MAX_AGE, or unusable after an error).
 CELERY_DB_REUSE_MAX = 2**62
 # Webhook tries wait on other people's servers: they have a queue of their own, so a slow receiver
-# never delays a judgment. A worker started without -Q takes both queues (one host, the tests);
+# never delays a judgment. A worker started without -Q takes every queue (one host, the tests);
 # production runs `-Q celery` and `-Q webhooks` workers apart (docs/deploy.md).
 # Events' assessments wait in lanes, a tenant's always in the same one (its id modulo
 # ASSESSMENT_LANES); a worker takes from its queues in turn, so one tenant's burst fills its own
-# lane, not the queue every tenant waits in. A worker that takes `celery` takes every lane too
-# (memory_review/celery.py). 0 or 1: every event in `celery`, first come first served.
+# lane, not the queue every tenant waits in. The lanes go with `celery`: a worker that takes it
+# takes them all (memory_review/celery.py), one that does not (`-Q webhooks`, `-X celery`) none.
+# 0 or 1: every event in `celery`, first come first served.
 ASSESSMENT_LANES = env_int("ASSESSMENT_LANES", 8)
 if ASSESSMENT_LANES < 0:
     raise ImproperlyConfigured(f"ASSESSMENT_LANES is {ASSESSMENT_LANES}: it must be 0 or more")
 ASSESSMENT_LANE_QUEUES = tuple(f"events-{n}" for n in range(ASSESSMENT_LANES)) if ASSESSMENT_LANES > 1 else ()
-CELERY_TASK_QUEUES = (
-    Queue("celery", routing_key="celery"),
-    Queue("webhooks", routing_key="webhooks"),
-    *(Queue(lane, routing_key=lane) for lane in ASSESSMENT_LANE_QUEUES),
-)
+CELERY_TASK_QUEUES = (Queue("celery", routing_key="celery"), Queue("webhooks", routing_key="webhooks"))
 CELERY_TASK_ROUTES = {"memory_review.agents.tasks.deliver": {"queue": "webhooks"}}
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False  # workers log through LOGGING too, with their context
 # A task whose worker died unacknowledged goes back to the queue once it has been out for

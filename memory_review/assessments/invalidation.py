@@ -190,18 +190,26 @@ class Gathering:
     def run(self, memories: list[Memory]) -> dict[int, dict[str, float]]:
         if not memories:
             return {}
-        self._send("event", [], {"event": _event_state(self.event)}, _questions(q.EVENT_QUESTIONS))
-        if len(memories) > settings.JEV_SCREEN_ABOVE:
-            for batch in pack(
-                self.event, memories, per_memory=[q.SCREEN_QUESTION], limit=settings.JEV_SCREEN_BATCH_SIZE
-            ):
-                self._send("screen", batch, *_request(self.event, batch, [q.SCREEN_QUESTION]))
-        else:
-            self._judge(memories)
-        while self.pending:  # every request ends before this returns, as when each event had its threads
-            done, _ = wait(self.pending, return_when=FIRST_COMPLETED)
-            for future in done:
-                self._receive(future, *self.pending.pop(future))
+        try:
+            self._send("event", [], {"event": _event_state(self.event)}, _questions(q.EVENT_QUESTIONS))
+            if len(memories) > settings.JEV_SCREEN_ABOVE:
+                for batch in pack(
+                    self.event, memories, per_memory=[q.SCREEN_QUESTION], limit=settings.JEV_SCREEN_BATCH_SIZE
+                ):
+                    self._send("screen", batch, *_request(self.event, batch, [q.SCREEN_QUESTION]))
+            else:
+                self._judge(memories)
+            while self.pending:
+                done, _ = wait(self.pending, return_when=FIRST_COMPLETED)
+                for future in done:
+                    self._receive(future, *self.pending.pop(future))
+        except BaseException:
+            # The requests run on the process's threads (Jev.submit): whatever went wrong, none of
+            # this event's is left running once it is recorded, as when each event had its own.
+            for future in self.pending:
+                future.cancel()
+            wait(self.pending)
+            raise
         if self.usage.failure:
             raise self.usage.failure
         return {pk: {**self.event_votes, **votes} for pk, votes in self.votes.items()}

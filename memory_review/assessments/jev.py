@@ -94,29 +94,37 @@ class RateLimiter:
             self.sleep(wait)
 
 
-# A sliding log in one sorted set: the window's requests, each scored by when Redis admitted it
-# (Redis's own clock, so the hosts' clocks need not agree). 0: admitted; otherwise the
-# milliseconds until the oldest leaves the window. Atomic: one script at a time runs in Redis.
+# A sliding log in one sorted set: each request's moment, by Redis's own clock (the hosts' clocks
+# need not agree). A request finding the window full reserves the first moment it may go, a window
+# after the request `limit` places before it, and is told how long to sleep: waiters go in the
+# order they asked, each with one round trip, not all waking together to ask again. A caller that
+# cannot wait that long (`most`, ms; -1 for no bound) reserves nothing and is told the wait,
+# negated. Atomic: one script at a time runs in Redis.
 _TAKE = """
 local now = redis.call('TIME')
 now = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
-local window = tonumber(ARGV[2])
+local limit, window, most = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[4])
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - window)
-if redis.call('ZCARD', KEYS[1]) < tonumber(ARGV[1]) then
-  redis.call('ZADD', KEYS[1], now, ARGV[3])
-  redis.call('PEXPIRE', KEYS[1], window)
-  return 0
+local n = redis.call('ZCARD', KEYS[1])
+local at = now
+if n >= limit then
+  at = tonumber(redis.call('ZRANGE', KEYS[1], n - limit, n - limit, 'WITHSCORES')[2]) + window
+  if most >= 0 and at - now > most then
+    return now - at
+  end
 end
-local oldest = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
-return math.max(1, tonumber(oldest[2]) + window - now)
+redis.call('ZADD', KEYS[1], at, ARGV[3])
+redis.call('PEXPIRE', KEYS[1], at - now + window)
+return at - now
 """
 
 
 class SharedRateLimiter:
     """At most `per_minute` requests in any sixty seconds from every process of every host that
     asks the same Redis under the same key: Jev counts a key's requests, not a process's. One
-    Redis round trip a request (`_TAKE`). While Redis cannot be reached, the process's own
-    limiter (`fallback`) counts instead, and the log says so once a minute."""
+    Redis round trip a request (`_TAKE`). When Redis does not answer within half a second, the
+    process's own limiter (`fallback`) counts instead for `down_s`, and the log says so at most
+    once a minute."""
 
     def __init__(
         self,
@@ -126,33 +134,35 @@ class SharedRateLimiter:
         *,
         fallback: RateLimiter,
         window_s: float = 60.0,
+        down_s: float = 10.0,
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], None] = time.sleep,
     ):
         self.limit, self.key, self.window_ms = per_minute, key, max(1, round(window_s * 1000))
-        self.fallback, self.clock, self.sleep = fallback, clock, sleep
-        client = redis.Redis.from_url(url, socket_timeout=2, socket_connect_timeout=2)
+        self.fallback, self.down_s, self.clock, self.sleep = fallback, down_s, clock, sleep
+        client = redis.Redis.from_url(url, socket_timeout=0.5, socket_connect_timeout=0.5)
         self.take = client.register_script(_TAKE)
+        self.down_until = float("-inf")
         self.warned_at: float | None = None
 
     def acquire(self, most_s: float | None = None) -> bool:
         """As RateLimiter.acquire: a place in the window, waiting for one; False, without one,
-        when that would take longer than `most_s` in all."""
-        until = None if most_s is None else self.clock() + most_s
-        while True:
-            try:
-                wait_ms = int(
-                    self.take(keys=[self.key], args=[self.limit, self.window_ms, os.urandom(8).hex()])
-                )
-            except redis.RedisError:
-                self._warn()
-                return self.fallback.acquire(None if until is None else max(0.0, until - self.clock()))
-            if wait_ms <= 0:
-                return True
-            wait = wait_ms / 1000
-            if until is not None and self.clock() + wait > until:
-                return False
-            self.sleep(wait)
+        when that would take longer than `most_s`."""
+        if self.clock() < self.down_until:
+            return self.fallback.acquire(most_s)
+        most_ms = -1 if most_s is None else max(0, int(most_s * 1000))
+        member = os.urandom(8).hex()
+        try:
+            wait_ms = int(self.take(keys=[self.key], args=[self.limit, self.window_ms, member, most_ms]))
+        except redis.RedisError:
+            self.down_until = self.clock() + self.down_s  # not half a second lost on every request
+            self._warn()
+            return self.fallback.acquire(most_s)
+        if wait_ms < 0:
+            return False
+        if wait_ms:
+            self.sleep(wait_ms / 1000)  # the place is reserved: no asking again
+        return True
 
     def _warn(self) -> None:
         now = self.clock()

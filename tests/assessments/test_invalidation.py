@@ -331,3 +331,30 @@ def test_a_tenants_events_keep_to_one_lane(settings):
     assert lane(4) == lane(7) == "events-1" and lane(6) == "events-0"
     settings.ASSESSMENT_LANE_QUEUES = ()  # ASSESSMENT_LANES 0 or 1: every event in Celery's own queue
     assert lane(4) == "celery"
+
+
+@pytest.mark.parametrize("standin_config", [StandinConfig(latency_ms=400)])
+def test_an_event_that_fails_leaves_none_of_its_requests_running(acme, policy, standin):
+    """Jev's requests run on threads the process keeps: an event whose reply cannot be read
+    (anything but Jev's own refusal) ends only once its other requests have, as it did when
+    each event had threads of its own."""
+    make_memory(acme, subject="delivery-address", content="Deliveries go to the Paris office.")
+    event = event_record(tenant=acme, source="chat", text="Deliveries go to the Lyon office now.")
+    queued = observe_event(event=event, enqueue=lambda a: None)
+    jev = make_jev(standin.url)
+    running, ask = [], jev.ask
+
+    def ask_or_break(state, questions, **kwargs):
+        if "bears_0" in questions:
+            raise RuntimeError("a reply no one could read")
+        running.append(1)
+        try:
+            return ask(state, questions, **kwargs)
+        finally:
+            running.pop()
+
+    jev.ask = ask_or_break
+    done = run_invalidation(queued.pk, jev=jev)
+
+    assert done.state == "failed" and "a reply no one could read" in done.error
+    assert running == []  # the event's own request (400 ms) had ended before it was recorded

@@ -5,6 +5,7 @@ import logging
 import os
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -81,7 +82,7 @@ def test_a_retry_after_longer_than_the_backoff_is_honoured():
     assert jev._delay(failing, attempt=10) == 8.0
 
 
-def test_requests_in_flight_run_on_threads_the_process_keeps_from_event_to_event(standin, monkeypatch):
+def test_requests_in_flight_run_on_threads_the_process_keeps_from_event_to_event(standin):
     jev = make_jev(standin.url, max_concurrency=3)
     state = {"event": {"text": "moved to Lisbon", "source": "chat"}, "memories": [{"fact": "lives in Porto"}]}
     questions = {"bears_0": noul("bears_0", "Is `event.text` about `memories[0].fact`?", "", "")}
@@ -98,7 +99,7 @@ def test_requests_in_flight_run_on_threads_the_process_keeps_from_event_to_event
     # A pool process forked after the client was made starts threads of its own: the executor it
     # inherited counts its parent's idle threads, which the child does not have.
     inherited = jev._request_threads()
-    monkeypatch.setattr("memory_review.assessments.jev.os.getpid", lambda: -1)
+    jev._threads = (-1, inherited)  # as a child sees them: made by another process
     assert jev._request_threads() is not inherited
     assert jev.submit(state, questions).result(timeout=10).votes.keys() == {"bears_0"}
 
@@ -139,9 +140,34 @@ def test_a_full_budget_waits_until_its_oldest_request_leaves_the_window(budget):
     assert limiter.acquire(most_s=0) and limiter.acquire(most_s=0)
 
     assert limiter.acquire(most_s=0.2) is False  # the window is full for about another second
+    assert redis.Redis.from_url(REDIS).zcard(budget) == 2  # and the refused one reserved nothing
     started = time.monotonic()
     assert limiter.acquire(most_s=3) is True
     assert 0.4 < time.monotonic() - started < 2.5
+
+
+@needs_redis
+def test_waiters_for_a_full_budget_go_in_turn_each_asking_once(budget):
+    limiter = SharedRateLimiter(REDIS, budget, 1, fallback=RateLimiter(1000), window_s=0.5)
+    asked = []
+    take = limiter.take
+    limiter.take = lambda **kwargs: asked.append(1) or take(**kwargs)
+    admitted = []
+
+    def wait_for_a_place():
+        assert limiter.acquire()
+        admitted.append(time.monotonic())
+
+    threads = [threading.Thread(target=wait_for_a_place) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=10)
+
+    assert len(admitted) == 4 and len(asked) == 4  # each reserved its place: none asked again
+    times = sorted(admitted)
+    gaps = [b - a for a, b in zip(times, times[1:], strict=False)]
+    assert all(gap > 0.4 for gap in gaps), gaps  # one a half-second window, never two in one
 
 
 def test_a_budget_out_of_reach_counts_in_the_process_and_says_so(caplog):
@@ -151,9 +177,17 @@ def test_a_budget_out_of_reach_counts_in_the_process_and_says_so(caplog):
         "redis://127.0.0.1:9/0", "test:unreachable", 50, fallback=fallback, clock=clock
     )
 
+    asked = []
+    take = limiter.take
+    limiter.take = lambda **kwargs: asked.append(1) or take(**kwargs)
     with caplog.at_level(logging.WARNING, logger="memory_review.assessments.jev"):
         assert limiter.acquire(most_s=0) is True
         assert limiter.acquire(most_s=0) is False  # the process's own limit of one a minute
+        assert len(asked) == 1  # Redis is not asked again for the next ten seconds
+
+        clock.now += 11  # then it is, once more
+        assert limiter.acquire(most_s=0) is False
+        assert len(asked) == 2
 
     warnings = [r for r in caplog.records if "shared budget is out of reach" in r.getMessage()]
     assert len(warnings) == 1  # once a minute, not once a request
@@ -171,6 +205,7 @@ def test_the_settings_give_every_process_the_shared_budget(standin):
         ):
             jev = get_jev()
             assert isinstance(jev.limiter, SharedRateLimiter) and jev.limiter.limit == 50
+            redis.Redis.from_url(REDIS).delete(jev.limiter.key)  # what an earlier run left
             assert "offline-standin" not in jev.limiter.key  # a digest of the API key, never the key
             state = {"event": {"text": "moved", "source": "chat"}, "memories": [{"fact": "lives in Porto"}]}
             jev.ask(state, {"bears_0": noul("bears_0", "Is `event.text` about `memories[0].fact`?", "", "")})
