@@ -86,8 +86,11 @@ import redis  # noqa: E402
 from django.conf import settings  # noqa: E402
 from django.core.management import call_command  # noqa: E402
 from django.db import connection  # noqa: E402
+from django.utils import timezone  # noqa: E402
 
-from memory_review.assessments.models import Assessment  # noqa: E402
+from memory_review.assessments import questions  # noqa: E402
+from memory_review.assessments.invalidation import VERDICT_COLUMNS, VerdictRow  # noqa: E402
+from memory_review.assessments.models import Assessment, Disposition, PolicyVersion, Verdict  # noqa: E402
 from memory_review.assessments.services import policy_ensure_default  # noqa: E402
 from memory_review.audit import sequencer  # noqa: E402
 from memory_review.memories.models import Memory, content_hash  # noqa: E402
@@ -146,12 +149,16 @@ class Tenants:
         return self.cycle[c % len(self.cycle)]
 
 
-def build(customers: int, each: int, agents: int, tenants: Tenants) -> list[dict[str, str]]:
+def build(customers: int, each: int, agents: int, tenants: Tenants, history: int = 0) -> list[dict[str, str]]:
     """`customers` customers of `each` memories, all in the customer's scope (no tenant-wide
     memory, so an event's candidates are exactly its customer's), customer c in tenant
-    `tenants.of(c)`; for each agent a token of every tenant (by slug)."""
+    `tenants.of(c)`, each memory with `history` votes behind it; for each agent a token of every
+    tenant (by slug)."""
     for t in range(tenants.count):
-        _tenant(t, [c for c in range(customers) if tenants.of(c) == t], each)
+        mine = [c for c in range(customers) if tenants.of(c) == t]
+        _tenant(t, mine, each)
+        if history:
+            _history(Tenant.objects.get(slug=slug(t)), mine, history)
     # What a bulk load leaves waiting is linked before the run, as an upgrade's first runs would.
     linking = time.monotonic()
     linked = sum(sequencer.run(t.pk).rows for t in Tenant.objects.order_by("pk"))
@@ -187,6 +194,42 @@ def _tenant(t: int, customers: list[int], each: int) -> None:
             Memory.objects.bulk_create(rows, batch_size=1000)
             rows = []
     Memory.objects.bulk_create(rows, batch_size=1000)
+
+
+def _history(tenant: Tenant, customers: list[int], past: int) -> None:
+    """`past` earlier events a customer, each judged against every memory of the customer's, as
+    the pipeline records them (a done assessment, a sealed verdict a memory, most unrelated): so
+    every memory has `past` votes behind it, and the verdicts, seals and their indexes that every
+    new event reads and writes are that many times deeper, as a tenant's are after months."""
+    policy = PolicyVersion.objects.for_tenant(tenant.pk).active()
+    now = timezone.now()
+    for c in customers:
+        memories = list(
+            Memory.objects.filter(tenant=tenant, user_id=customer(c)).values_list("pk", "row_version")
+        )
+        for k in range(past):
+            event = event_record(
+                tenant=tenant,
+                source="email",
+                text=f"Earlier note {k} about the account.",
+                user_id=customer(c),
+            )
+            assessment = Assessment.objects.create(
+                tenant=tenant, purpose=Assessment.Purpose.INVALIDATION, event=event, policy=policy,
+                question_set_version=questions.INVALIDATION_VERSION, requests=6, state=Assessment.State.DONE,
+                candidates_total=len(memories), judged_at=now, finished_at=now,
+            )  # fmt: skip
+            unrelated = dict(
+                tenant_id=tenant.pk, assessment_id=assessment.pk, event_id=event.pk, applied=False,
+                disposition=Disposition.UNRELATED, proposed_status=None, shadow_policy_id=None,
+                shadow_disposition=None, created_at=now, still_true=0.9, replaces=0.1, partial=0.1,
+                hypothetical=0.05, directive=0.05,
+            )  # fmt: skip
+            rows = [
+                VerdictRow(**unrelated, memory_id=pk, row_version=version, bears=0.05 + (pk + k) % 10 / 100)
+                for pk, version in memories
+            ]
+            Verdict.objects.insert_values(VERDICT_COLUMNS, rows)
 
 
 class Events:
@@ -964,6 +1007,10 @@ def main() -> None:
     parser.add_argument("--web-workers", type=int, default=4)
     parser.add_argument("--customers", type=int, default=1000)
     parser.add_argument("--memories-each", type=int, default=100)
+    parser.add_argument(
+        "--history", type=int, default=0, metavar="N",
+        help="each memory with N earlier votes behind it (N past events a customer), as after months",
+    )  # fmt: skip
     parser.add_argument("--tenants", type=int, default=1, help="the customers spread over this many tenants")
     parser.add_argument(
         "--skew", metavar="W,W,...", help="tenants of uneven size: a weight each (7,1,1,1: one has 70%%)"
@@ -1001,6 +1048,8 @@ def main() -> None:
         parser.error(f"--burst is seconds, at least 0, not {args.burst:g}")
     if args.customers < sum(weights):
         parser.error(f"--customers {args.customers} leaves a tenant without one ({sum(weights)} weights)")
+    if args.history < 0:
+        parser.error(f"--history is earlier votes a memory, at least 0, not {args.history}")
     if args.batch < 1:
         parser.error(f"--batch is events a POST, at least 1, not {args.batch}")
     args.spread, args.tenants = Tenants(weights), len(weights)
@@ -1008,11 +1057,12 @@ def main() -> None:
     try:
         call_command("migrate", verbosity=0)
         built = time.monotonic()
-        tokens = build(args.customers, args.memories_each, args.agents, args.spread)
+        tokens = build(args.customers, args.memories_each, args.agents, args.spread, args.history)
         say(
             f"{connection.vendor}: {args.customers:,} customers x {args.memories_each} memories in "
             f"{args.tenants} tenant(s){' weighted ' + args.skew if args.skew else ''} "
-            f"({Memory.objects.count():,}) built in {time.monotonic() - built:.0f} s; {args.agents} agents"
+            f"({Memory.objects.count():,}; {Verdict.objects.count():,} earlier votes) built in "
+            f"{time.monotonic() - built:.0f} s; {args.agents} agents"
         )
         if args.profile:
             events = Events(args.customers, args.memories_each, args.spread)
@@ -1036,7 +1086,7 @@ def main() -> None:
     print(json.dumps({
         "database": connection.vendor, "web_workers": args.web_workers, "agents": args.agents,
         "tenants": args.tenants, "skew": args.skew, "burst_seconds": args.burst,
-        "customers": args.customers, "memories_each": args.memories_each,
+        "customers": args.customers, "memories_each": args.memories_each, "history": args.history,
         "latency_ms": args.latency_ms, "batch": args.batch, "pool": args.pool,
         "step_seconds": args.step_seconds, "jev_max_concurrency": settings.JEV_MAX_CONCURRENCY,
         "jev_requests_per_minute": settings.JEV_REQUESTS_PER_MINUTE, **measured,

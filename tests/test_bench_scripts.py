@@ -33,6 +33,7 @@ TINY = {
     "isolation.py": ["--rounds", "1", "--pollers", "6", "--seconds", "2"],
     "throughput.py": (
         "--customers 20 --workers 1 --rates 2 --step-seconds 3 --chain-hold 2 --skew 3,1 --burst 1 --batch 2"
+        " --history 2"
     ).split(),
     "sample_draw.py": ["--memories", "3000", "--repeats", "1"],
     "health_after_label.py": ["--memories", "400"],
