@@ -148,6 +148,10 @@ class Tenants:
     def of(self, c: int) -> int:
         return self.cycle[c % len(self.cycle)]
 
+    def customers(self, t: int, customers: int) -> list[int]:
+        """Tenant t's customers among the first `customers`."""
+        return [c for c in range(customers) if self.of(c) == t]
+
 
 def build(customers: int, each: int, agents: int, tenants: Tenants, history: int = 0) -> list[dict[str, str]]:
     """`customers` customers of `each` memories, all in the customer's scope (no tenant-wide
@@ -155,7 +159,7 @@ def build(customers: int, each: int, agents: int, tenants: Tenants, history: int
     `tenants.of(c)`, each memory with `history` votes behind it; for each agent a token of every
     tenant (by slug)."""
     for t in range(tenants.count):
-        mine = [c for c in range(customers) if tenants.of(c) == t]
+        mine = tenants.customers(t, customers)
         _tenant(t, mine, each)
         if history:
             _history(Tenant.objects.get(slug=slug(t)), mine, history)
@@ -241,7 +245,7 @@ class Events:
         self.customers, self.each, self.tenants, self.next = customers, each, tenants, start
         self.lock = threading.Lock()
         # --batch: each tenant's own stream of its customers' events, and whose batch is next.
-        self.of_tenant = [[c for c in range(customers) if tenants.of(c) == t] for t in range(tenants.count)]
+        self.of_tenant = [tenants.customers(t, customers) for t in range(tenants.count)]
         self.next_of: list[int | None] = [None] * tenants.count
         self.turn = start
 

@@ -1,7 +1,9 @@
 """A few factories. Status changes go through the lifecycle, as in the product."""
 
+import os
 from contextlib import contextmanager
 
+import redis
 from django.contrib.auth import get_user_model
 from django.db import connection
 
@@ -198,3 +200,14 @@ def long_trail(tenant: Tenant, rows: int, *, batch: int = 5000) -> Memory:
     Transition.objects.bulk_create(pending)
     AuditChain.objects.filter(tenant=tenant).update(seq=rows, head_hash=prev)  # made by the sealed writes
     return memory
+
+
+# The Redis database the tests that need a real one use (worker drills, the shared Jev budget).
+TEST_REDIS = os.environ.get("TEST_BROKER_URL", "redis://127.0.0.1:6379/15")
+
+
+def redis_up(url: str = TEST_REDIS) -> bool:
+    try:
+        return redis.Redis.from_url(url, socket_connect_timeout=1).ping()
+    except redis.RedisError:
+        return False

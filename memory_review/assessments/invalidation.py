@@ -177,7 +177,8 @@ class Gathering:
     The event-level questions go in a request of their own at once. Below the screening
     threshold the judgment batches go out beside it; above it, each screening answer sends off
     the judgment of the memories it kept as soon as it arrives, so the second round trip
-    overlaps the tail of the first. The client caps concurrency and rate per process.
+    overlaps the tail of the first. The client caps concurrency per process, and the rate per
+    process or across every host (JEV_SHARED_REQUESTS_PER_MINUTE).
     """
 
     def __init__(self, jev: Jev, event: SourceEvent, policy: Thresholds, usage: Usage):

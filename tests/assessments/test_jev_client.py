@@ -15,22 +15,15 @@ from django.test import override_settings
 from typesafe_sdk import TypeSafeInternalServerError, TypeSafeRateLimitError
 
 from memory_review.assessments.jev import RateLimiter, SharedRateLimiter, get_jev, noul
-from tests.factories import make_jev
+from tests.factories import TEST_REDIS, make_jev, redis_up
 
-REDIS = os.environ.get("TEST_BROKER_URL", "redis://127.0.0.1:6379/15")
+REDIS = TEST_REDIS
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def _redis_up() -> bool:
-    try:
-        return redis.Redis.from_url(REDIS, socket_connect_timeout=1).ping()
-    except redis.RedisError:
-        return False
 
 
 # Under CI a missing Redis is a failure, never a quiet skip (.ci/run starts it).
 needs_redis = pytest.mark.skipif(
-    not os.environ.get("CI") and not _redis_up(), reason=f"needs Redis at {REDIS}"
+    not os.environ.get("CI") and not redis_up(), reason=f"needs Redis at {REDIS}"
 )
 
 

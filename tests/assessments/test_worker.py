@@ -26,16 +26,9 @@ from memory_review.audit.models import Transition
 from memory_review.celery import app as celery_app
 from memory_review.memories.models import Memory
 from memory_review.memories.services import event_record
-from tests.factories import make_memory
+from tests.factories import TEST_REDIS, make_memory, redis_up
 
-BROKER = os.environ.get("TEST_BROKER_URL", "redis://127.0.0.1:6379/15")
-
-
-def _redis_up() -> bool:
-    try:
-        return redis.Redis.from_url(BROKER, socket_connect_timeout=1).ping()
-    except redis.RedisError:
-        return False
+BROKER = TEST_REDIS
 
 
 pytestmark = [
@@ -43,7 +36,7 @@ pytestmark = [
         connection.vendor != "postgresql", reason="needs PostgreSQL (make test's second pass)"
     ),
     # Under CI a missing Redis is a failure, never a quiet skip (.ci/run starts it).
-    pytest.mark.skipif(not os.environ.get("CI") and not _redis_up(), reason=f"needs Redis at {BROKER}"),
+    pytest.mark.skipif(not os.environ.get("CI") and not redis_up(), reason=f"needs Redis at {BROKER}"),
     pytest.mark.django_db(transaction=True),
 ]
 
