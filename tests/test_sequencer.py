@@ -299,23 +299,31 @@ def test_a_writer_does_not_wait_for_another_tenant_writers_commit_and_the_feed_k
     assert verification.problem_in(acme) is None
 
 
-@postgres_only
-@pytest.mark.django_db(transaction=True)
-def test_a_run_that_finds_the_head_held_leaves_at_once_and_the_holder_goes_on(
-    acme, deferred, settings, monkeypatch
-):
-    """No worker process waits on the head: a second run leaves the flag set and goes; the run
-    that holds the head finds the flag when it commits and links what came meanwhile."""
-    from django.core.cache import cache
-
-    queued = []  # the runs the nudges queue, not run here: this test runs them
+@pytest.fixture
+def queued(monkeypatch):
+    """The runs nudges queue, kept here rather than run: the test runs them."""
+    runs = []
     monkeypatch.setattr(
         heads.current_app,
         "signature",
-        lambda name, args: SimpleNamespace(apply_async=lambda countdown: queued.append(args)),
+        lambda name, args: SimpleNamespace(apply_async=lambda countdown: runs.append((args, countdown))),
     )
+    return runs
+
+
+@postgres_only
+@pytest.mark.django_db(transaction=True)
+def test_a_run_that_finds_the_head_held_leaves_its_flag_set_and_comes_back_a_delay_later(
+    acme, deferred, settings, queued
+):
+    """No worker process waits on the head: a run that finds it held queues itself again and
+    goes, its flag still set; back after the holder, it links what came meanwhile."""
+    from django.core.cache import cache
+
+    settings.AUDIT_SEQUENCE_DELAY_MS = 250
     memory = make_memory(acme)
     sequencer.run(acme.pk)
+    queued.clear()
     holding, release = threading.Event(), threading.Event()
 
     def holder():
@@ -331,12 +339,58 @@ def test_a_run_that_finds_the_head_held_leaves_at_once_and_the_holder_goes_on(
     held.start()
     assert holding.wait(10)
     flag(memory)  # committed: its nudge sets the flag and queues a run
-    assert cache.get(heads.flag(acme.pk)) is not None and queued == [(acme.pk,)] * 2  # make_memory, flag
+    assert cache.get(heads.flag(acme.pk)) is not None and queued == [((acme.pk,), 0.25)]
 
     assert sequencer.run(acme.pk).rows == 0  # returned at once: the head is held
+    assert queued == [((acme.pk,), 0.25)] * 2  # and queued again, a delay on
     assert sequencer.waiting(acme.pk) and cache.get(heads.flag(acme.pk)) is not None
     release.set()
     held.join(10)
-    assert sequencer.run(acme.pk).linked == 1  # as the holder's run would on finding the flag
+    assert sequencer.run(acme.pk).linked == 1  # the run queued again, after the holder
+    assert not sequencer.waiting(acme.pk) and cache.get(heads.flag(acme.pk)) is None
+    assert len(queued) == 2
+    assert verification.problem_in(acme) is None
+
+
+@postgres_only
+@pytest.mark.django_db(transaction=True)
+def test_a_run_links_once_and_what_commits_while_it_runs_waits_for_the_next_run(
+    acme, deferred, queued, monkeypatch
+):
+    """A tenant's runs come at most one a delay: rows committed while a run works queue one more
+    run (AUDIT_SEQUENCE_DELAY_MS on), which links them all; the run does not go round again."""
+    from django.core.cache import cache
+
+    first = make_memory(acme)
+    sequencer.run(acme.pk)
+    queued.clear()
+    flag(first)
+    assert len(queued) == 1
+    link_seals, written = sequencer._link_seals, []
+
+    def meanwhile(*args, **kwargs):  # once the run has read all it links: two writes commit
+        linked = link_seals(*args, **kwargs)
+        if written:
+            return linked
+
+        def write():
+            try:
+                written.extend(make_memory(acme) for _ in range(2))
+            finally:
+                connections.close_all()
+
+        writer = threading.Thread(target=write)
+        writer.start()
+        writer.join(20)
+        return linked
+
+    monkeypatch.setattr(sequencer, "_link_seals", meanwhile)
+    done = sequencer.run(acme.pk)
+
+    assert done.linked == 1 and len(written) == 2  # the flag's transition, not the two written since
+    assert sequencer.waiting(acme.pk) and cache.get(heads.flag(acme.pk)) is not None
+    assert len(queued) == 2  # the two commits queued one run between them
+    monkeypatch.setattr(sequencer, "_link_seals", link_seals)
+    assert sequencer.run(acme.pk).rows > 0
     assert not sequencer.waiting(acme.pk) and cache.get(heads.flag(acme.pk)) is None
     assert verification.problem_in(acme) is None

@@ -34,7 +34,15 @@ from django.db.models import Max, Min, QuerySet
 from django.dispatch import Signal
 
 from memory_review.integrity import seals
-from memory_review.integrity.heads import GENESIS, ChainBroken, flag, lock_head, refuse_beyond, sequencing
+from memory_review.integrity.heads import (
+    GENESIS,
+    ChainBroken,
+    flag,
+    lock_head,
+    nudge_again,
+    refuse_beyond,
+    sequencing,
+)
 from memory_review.integrity.keys import Keyring, keyring
 
 from . import chain
@@ -75,20 +83,20 @@ def _sequencing():
         sequencing.reset(token)
 
 
-def run(tenant_id: int) -> Run:
-    """The task's work, and the sweep's: link everything waiting, and again while writers say
-    more has come (the flag, set when a write commits). A run that finds another holding the
-    tenant's head leaves at once, without waiting and without clearing the flag: the holder
-    finds the flag set when it commits, and goes on. So no worker process ever waits on the head,
-    and every row committed is linked by a run that starts after its commit's flag is set."""
-    total = Run()
-    while True:
-        done = sequence(tenant_id, wait=False, before=_clear_flag)
-        if done is None:  # another run holds the head; it will see the flag
-            return total
-        total.add(done)
-        if not _flag_set(tenant_id):
-            return total
+def run(tenant_id: int, *, wait: bool = False) -> Run:
+    """The task's work, and the sweep's: link what has committed, once. The flag is cleared once
+    the head is held, before anything is read, so a row that commits later queues the next run,
+    AUDIT_SEQUENCE_DELAY_MS on (integrity/heads.py, `nudge`): a tenant's runs come at most one a
+    delay, each linking what many commits wrote, rather than back to back, a few rows each. A run
+    that finds another holding the head leaves its flag set and comes back a delay later, so no
+    worker process waits on the head, and every row committed is linked by a run that starts
+    after its commit. `wait`: wait for the head instead (a run in the writer's own process,
+    Celery's eager mode, where nothing could come back)."""
+    done = sequence(tenant_id, wait=wait, before=_clear_flag)
+    if done is None:
+        nudge_again(tenant_id)
+        return Run()
+    return done
 
 
 def _clear_flag(tenant_id: int) -> None:
@@ -96,14 +104,6 @@ def _clear_flag(tenant_id: int) -> None:
         cache.delete(flag(tenant_id))
     except Exception:  # the next nudge may wait for the flag to lapse, or the sweep: nothing is lost
         logger.warning("audit: the cache did not answer", exc_info=True)
-
-
-def _flag_set(tenant_id: int) -> bool:
-    try:
-        return cache.get(flag(tenant_id)) is not None
-    except Exception:
-        logger.warning("audit: the cache did not answer; beat's sweep will link what came", exc_info=True)
-        return False
 
 
 def sequence(

@@ -29,10 +29,10 @@ def verify_run(tenant_id: int, pk: int) -> str:
     return verification.verification_run(tenant_id, pk)
 
 
-@shared_task(name=SEQUENCE_TASK)
-def sequence(tenant_id: int) -> int:
+@shared_task(name=SEQUENCE_TASK, bind=True)
+def sequence(self, tenant_id: int) -> int:
     """Link the tenant's committed audit rows into its chains (queued when a write commits)."""
-    return sequencer.run(tenant_id).rows
+    return sequencer.run(tenant_id, wait=bool(self.request.is_eager)).rows
 
 
 @shared_task(name="memory_review.audit.tasks.sequence_waiting")

@@ -4,9 +4,9 @@ the writers' side of sequencing.
 With AUDIT_SEQUENCER=deferred, writers append transitions, seals and feed changes with no position
 and a keyed digest of their own (`leaf`), and lock nothing tenant-wide: `written()` then asks for
 a sequencer run once their transaction commits, and the sequencer (audit/sequencer.py) gives the
-committed rows their positions and links them, in batches. With `inline` (the default until the
-sequencer costs less: docs/audit.md), each writer links its own rows as it writes them, holding
-the tenant's AuditChain row until it commits.
+committed rows their positions and links them, in batches. With `inline` (a process with no
+worker beside it: docs/audit.md), each writer links its own rows as it writes them, holding the
+tenant's AuditChain row until it commits.
 """
 
 import json
@@ -104,15 +104,29 @@ def flag(tenant_id: int) -> str:
 
 def nudge(tenant_id: int) -> None:
     """Queue a sequencer run for the tenant, AUDIT_SEQUENCE_DELAY_MS from now, unless one is
-    queued: the flag is cleared when the run starts, before it reads, so rows committed later
-    queue the next (or the run goes on: sequencer.run). A lost nudge (the
-    cache or the broker down) waits for beat's sweep, every AUDIT_SEQUENCE_SWEEP_SECONDS."""
+    queued: the flag says one is, and is cleared when that run starts, before it reads, so rows
+    committed later queue the next. So a tenant's runs come at most one a delay, however many
+    commits ask. A lost nudge (the cache or the broker down) waits for beat's sweep, every
+    AUDIT_SEQUENCE_SWEEP_SECONDS."""
     try:
         if cache.add(flag(tenant_id), 1, timeout=settings.AUDIT_SEQUENCE_FLAG_SECONDS):
-            # A moment late, so one run links what many commits wrote (as a group commit does):
-            # a run costs a few queries however many rows it links.
-            current_app.signature(SEQUENCE_TASK, args=(tenant_id,)).apply_async(
-                countdown=settings.AUDIT_SEQUENCE_DELAY_MS / 1000
-            )
+            _queue(tenant_id)
     except Exception:  # the rows are committed and sealed by their own digests: never fail the write
         logger.warning("audit: no sequencer run could be queued; beat's sweep will link them", exc_info=True)
+
+
+def nudge_again(tenant_id: int) -> None:
+    """Queue the tenant's run again, AUDIT_SEQUENCE_DELAY_MS from now, its flag left set: a run that
+    found another holding the head comes back after it, rather than wait for it."""
+    try:
+        _queue(tenant_id)
+    except Exception:
+        logger.warning("audit: no sequencer run could be queued again; beat will link them", exc_info=True)
+
+
+def _queue(tenant_id: int) -> None:
+    # A moment late, so one run links what many commits wrote (as a group commit does): a run
+    # costs a few queries and a task however many rows it links.
+    current_app.signature(SEQUENCE_TASK, args=(tenant_id,)).apply_async(
+        countdown=settings.AUDIT_SEQUENCE_DELAY_MS / 1000
+    )
