@@ -39,6 +39,7 @@ from memory_review.integrity.heads import (
     ChainBroken,
     flag,
     lock_head,
+    nudge,
     nudge_again,
     refuse_beyond,
     sequencing,
@@ -83,18 +84,19 @@ def _sequencing():
         sequencing.reset(token)
 
 
-def run(tenant_id: int, *, wait: bool = False) -> Run:
-    """The task's work, and the sweep's: link what has committed, once. The flag is cleared once
-    the head is held, before anything is read, so a row that commits later queues the next run,
-    AUDIT_SEQUENCE_DELAY_MS on (integrity/heads.py, `nudge`): a tenant's runs come at most one a
-    delay, each linking what many commits wrote, rather than back to back, a few rows each. A run
-    that finds another holding the head leaves its flag set and comes back a delay later, so no
-    worker process waits on the head, and every row committed is linked by a run that starts
-    after its commit. `wait`: wait for the head instead (a run in the writer's own process,
-    Celery's eager mode, where nothing could come back)."""
+def run(tenant_id: int, *, wait: bool = False, queued: bool = True) -> Run:
+    """The task's work (`queued`: the run a nudge queued), and the sweep's: link what has
+    committed, once. The flag is cleared once the head is held, before anything is read, so a row
+    that commits later queues the next run, AUDIT_SEQUENCE_DELAY_MS on (integrity/heads.py,
+    `nudge`): a tenant's runs come at most one a delay, each linking what many commits wrote,
+    rather than back to back, a few rows each. A queued run that finds another holding the head
+    keeps its flag and comes back a delay later; the sweep's asks for a run as a commit would.
+    So no worker process waits on the head, and every row committed is linked by a run that
+    starts after its commit. `wait`: wait for the head instead (a run in the writer's own
+    process, Celery's eager mode, where nothing could come back)."""
     done = sequence(tenant_id, wait=wait, before=_clear_flag)
     if done is None:
-        nudge_again(tenant_id)
+        (nudge_again if queued else nudge)(tenant_id)
         return Run()
     return done
 
@@ -110,8 +112,10 @@ def sequence(
     tenant_id: int, *, using: str = "default", batch: int = BATCH, wait: bool = True, before=None
 ) -> Run | None:
     """Give the tenant's waiting rows their positions, a batch of each kind a transaction. With
-    `wait=False`, None when another run holds the tenant's head. `before(tenant_id)` runs once
-    the head is held, before anything is read (the task clears its flag there)."""
+    `wait=False`, None when another run holds the tenant's head (and, after a first batch, what
+    was linked before another took it: that one reads after this commits, and links the rest).
+    `before(tenant_id)` runs once the head is held, before anything is read (the task clears its
+    flag there)."""
     total = Run()
     while True:
         done = _one_batch(tenant_id, using=using, batch=batch, wait=wait, before=before)

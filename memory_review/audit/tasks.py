@@ -42,5 +42,5 @@ def sequence_waiting() -> int:
     for tenant_id in Tenant.objects.order_by("pk").values_list("pk", flat=True):
         with tenant_context(tenant_id):
             if sequencer.waiting(tenant_id):
-                linked += sequencer.run(tenant_id).rows
+                linked += sequencer.run(tenant_id, queued=False).rows
     return linked

@@ -116,12 +116,20 @@ def nudge(tenant_id: int) -> None:
 
 
 def nudge_again(tenant_id: int) -> None:
-    """Queue the tenant's run again, AUDIT_SEQUENCE_DELAY_MS from now, its flag left set: a run that
-    found another holding the head comes back after it, rather than wait for it."""
+    """Queue the flag's run again, AUDIT_SEQUENCE_DELAY_MS from now: a run that found another
+    holding the head comes back after it, rather than wait for it. The flag is set anew (its TTL
+    from now), so while the head is held writers' nudges queue nothing more and the tenant has one
+    run coming, however long the holder takes. If the broker refuses, the flag goes: the next
+    commit queues a run, or beat's sweep links what waits."""
     try:
+        cache.set(flag(tenant_id), 1, timeout=settings.AUDIT_SEQUENCE_FLAG_SECONDS)
         _queue(tenant_id)
     except Exception:
         logger.warning("audit: no sequencer run could be queued again; beat will link them", exc_info=True)
+        try:
+            cache.delete(flag(tenant_id))
+        except Exception:  # the flag lapses by itself
+            pass
 
 
 def _queue(tenant_id: int) -> None:
