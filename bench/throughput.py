@@ -30,7 +30,9 @@ occupancy), the Jev phase of an assessment (its latency_ms: all its requests, th
 for its limits included), CPU per process group (web, workers, stand-in, database, Redis, this
 load generator), what no group accounts for, and the machine's, with its CPU milliseconds an event
 done; database connections, and on PostgreSQL how often a backend waited on a lock (and on the
-audit chain's head) and what the lock's holder was doing. `--chain-hold N` first times, in this
+audit chain's head) and what the lock's holder was doing; and the feed's lag: one more agent
+follows the first tenant's change feed by long poll, and each step says how long after a change
+was written it heard of it (the sequencer's delay and run included). `--chain-hold N` first times, in this
 process, how long each of N events' transactions holds the tenant's audit chain head (every
 sealed write and transition of a tenant waits for it). It closes with one JSON line.
 
@@ -557,6 +559,57 @@ class Agents:
         return out
 
 
+class Follower:
+    """An agent following the first tenant's change feed (`GET changes?wait=5`, a token of its
+    own), as one waiting on decisions does: how long after each change was written it hears of it.
+    That lag is the sequencer's (`AUDIT_SEQUENCE_DELAY_MS` and a run: a change is in the feed once
+    it has its position) and the long poll's answer."""
+
+    def __init__(self, tenant: Tenant):
+        from memory_review.agents import feed
+
+        self.path = f"/api/v1/t/{tenant.slug}/changes"
+        self.token = token_create(tenant=tenant, name="feed follower")[1]
+        self.cursor, self.heard, self.lock = feed.head(tenant), [], threading.Lock()
+        threading.Thread(target=self._follow, daemon=True).start()
+
+    def _follow(self) -> None:
+        conn = http.client.HTTPConnection("127.0.0.1", WEB_PORT, timeout=30)
+        headers = {"Authorization": f"Bearer {self.token}"}
+        while True:
+            try:
+                conn.request("GET", f"{self.path}?after={self.cursor}&wait=5", headers=headers)
+                response = conn.getresponse()
+                page, code = json.loads(response.read() or b"{}"), response.status
+            except (OSError, http.client.HTTPException, ValueError):
+                conn.close()
+                time.sleep(0.5)
+                continue
+            now = time.time()
+            if code != 200:
+                time.sleep(0.5)
+                continue
+            with self.lock:
+                self.heard.extend(
+                    (written, (now - written) * 1000)
+                    for written in (_epoch(change["at"]) for change in page["changes"])
+                )
+            self.cursor = page["cursor"]
+
+    def lags(self, start: float, end: float) -> dict:
+        """The changes written between `start` and `end` heard so far: how many, and their lag."""
+        with self.lock:
+            lags = [ms for written, ms in self.heard if start <= written <= end]
+        return {"changes": len(lags), "median": _r(statistics.median(lags) if lags else None),
+                "p95": _r(percentile(lags, 95))}  # fmt: skip
+
+
+def _epoch(at: str) -> float:
+    from datetime import datetime
+
+    return datetime.fromisoformat(at).timestamp()
+
+
 # -- one step -----------------------------------------------------------------------------------
 
 
@@ -569,7 +622,15 @@ def wait_done(ids: list[int], seconds: float) -> bool:
     return False
 
 
-def step(agents: Agents, sampler: Sampler, cpu: Cpu, rate: float, seconds: float, drain_s: float) -> dict:
+def step(
+    agents: Agents,
+    sampler: Sampler,
+    cpu: Cpu,
+    rate: float,
+    seconds: float,
+    drain_s: float,
+    follower: "Follower | None" = None,
+) -> dict:
     before = cpu.read()
     start, end = agents.offer(rate, seconds)
     # The agents' last POSTs may still be in flight: give them the web's own timeout to land.
@@ -654,6 +715,8 @@ def step(agents: Agents, sampler: Sampler, cpu: Cpu, rate: float, seconds: float
             1000 * spent["_machine_busy"] / finished_in_step if finished_in_step else None
         ),
     }
+    if follower is not None:
+        figures["feed_lag_ms"] = follower.lags(start, window_end)
     if samples and "connections" in samples[0]:
         active = sum(s["active"] for s in samples) or 1
         figures["db"] = {
@@ -709,6 +772,12 @@ def print_step(workers: int, f: dict) -> None:
         f"{db.get('lock_wait_share', 0):>6.1%} {db.get('chain_head_wait_share', 0):>6.1%}"
         + ("" if keeps_up(f) else "  (falls behind)")
     )
+    if f.get("feed_lag_ms", {}).get("changes"):
+        feed = f["feed_lag_ms"]
+        say(
+            f"        the first tenant's feed: {feed['changes']} changes heard, written to heard "
+            f"median / p95 {feed['median']:.0f} / {feed['p95']:.0f} ms"
+        )
     if len(f["post_to_done_by_tenant_ms"]) > 1:
         say(
             "        by tenant (events, post→done median / p95 ms): "
@@ -726,7 +795,9 @@ HEADER = (
 )
 
 
-def run_pool(workers: int, rates: list[float], args, agents: Agents, sampler: Sampler, roots) -> dict:
+def run_pool(
+    workers: int, rates: list[float], args, agents: Agents, sampler: Sampler, roots, follower: Follower
+) -> dict:
     """One run: `--hosts` Celery workers, each in a folder and settings of its own as a worker host
     is (docs/deploy.md), sharing only the database and the broker, each with a pool of `workers`."""
     started = []
@@ -751,7 +822,7 @@ def run_pool(workers: int, rates: list[float], args, agents: Agents, sampler: Sa
             raise SystemExit("the workers did not finish the warm-up events within 120 s")
         steps = []
         for rate in rates:
-            figures = step(agents, sampler, cpu, rate, args.step_seconds, args.drain_seconds)
+            figures = step(agents, sampler, cpu, rate, args.step_seconds, args.drain_seconds, follower)
             steps.append(figures)
             print_step(workers, figures)
             if not keeps_up(figures):
@@ -985,7 +1056,9 @@ def measure(args, tokens: list[dict[str, str]], broker: redis.Redis) -> dict:
         sampler.start()
         if pools:
             say(HEADER)
-        return {"chain_hold": hold, "runs": [run_pool(n, rates, args, agents, sampler, roots) for n in pools]}
+        follower = Follower(Tenant.objects.order_by("pk").first())
+        runs = [run_pool(n, rates, args, agents, sampler, roots, follower) for n in pools]
+        return {"chain_hold": hold, "runs": runs}
     finally:
         sampler.stopping.set()
         for process in processes:
