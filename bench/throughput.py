@@ -57,6 +57,7 @@ import tempfile
 import threading
 import time
 from collections import Counter
+from datetime import UTC, datetime
 from pathlib import Path
 
 import redis_db
@@ -90,12 +91,13 @@ from django.core.management import call_command  # noqa: E402
 from django.db import connection  # noqa: E402
 from django.utils import timezone  # noqa: E402
 
+from memory_review.agents import feed  # noqa: E402
 from memory_review.assessments import questions  # noqa: E402
 from memory_review.assessments.invalidation import VERDICT_COLUMNS, VerdictRow  # noqa: E402
 from memory_review.assessments.models import Assessment, Disposition, PolicyVersion, Verdict  # noqa: E402
 from memory_review.assessments.services import policy_ensure_default  # noqa: E402
 from memory_review.audit import sequencer  # noqa: E402
-from memory_review.memories.models import Memory, content_hash  # noqa: E402
+from memory_review.memories.models import Memory, MemoryChange, content_hash  # noqa: E402
 from memory_review.memories.services import event_record  # noqa: E402
 from memory_review.tenancy.models import Tenant  # noqa: E402
 from memory_review.tenancy.tokens import token_create  # noqa: E402
@@ -563,14 +565,13 @@ class Follower:
     """An agent following the first tenant's change feed (`GET changes?wait=5`, a token of its
     own), as one waiting on decisions does: how long after each change was written it hears of it.
     That lag is the sequencer's (`AUDIT_SEQUENCE_DELAY_MS` and a run: a change is in the feed once
-    it has its position) and the long poll's answer."""
+    it has its position) and the long poll's (it looks again every 0.2 s: agents/feed.py). Refused
+    requests (the token's rate limit, say) are counted, not hidden."""
 
     def __init__(self, tenant: Tenant):
-        from memory_review.agents import feed
-
-        self.path = f"/api/v1/t/{tenant.slug}/changes"
+        self.tenant, self.path = tenant, f"/api/v1/t/{tenant.slug}/changes"
         self.token = token_create(tenant=tenant, name="feed follower")[1]
-        self.cursor, self.heard, self.lock = feed.head(tenant), [], threading.Lock()
+        self.cursor, self.heard, self.refused, self.lock = feed.head(tenant), [], Counter(), threading.Lock()
         threading.Thread(target=self._follow, daemon=True).start()
 
     def _follow(self) -> None:
@@ -580,15 +581,18 @@ class Follower:
             try:
                 conn.request("GET", f"{self.path}?after={self.cursor}&wait=5", headers=headers)
                 response = conn.getresponse()
-                page, code = json.loads(response.read() or b"{}"), response.status
-            except (OSError, http.client.HTTPException, ValueError):
+                code, body, wait = response.status, response.read(), response.getheader("Retry-After")
+            except (OSError, http.client.HTTPException):
                 conn.close()
                 time.sleep(0.5)
                 continue
             now = time.time()
             if code != 200:
-                time.sleep(0.5)
+                with self.lock:
+                    self.refused[str(code)] += 1
+                time.sleep(float(wait) if wait and wait.isdigit() else 0.5)
                 continue
+            page = json.loads(body)
             with self.lock:
                 self.heard.extend(
                     (written, (now - written) * 1000)
@@ -597,17 +601,22 @@ class Follower:
             self.cursor = page["cursor"]
 
     def lags(self, start: float, end: float) -> dict:
-        """The changes written between `start` and `end` heard so far: how many, and their lag."""
-        with self.lock:
-            lags = [ms for written, ms in self.heard if start <= written <= end]
-        return {"changes": len(lags), "median": _r(statistics.median(lags) if lags else None),
-                "p95": _r(percentile(lags, 95))}  # fmt: skip
-
-
-def _epoch(at: str) -> float:
-    from datetime import datetime
-
-    return datetime.fromisoformat(at).timestamp()
+        """The changes written between `start` and `end`: how many, how many were heard (waiting a
+        few seconds for the last), their lag, and the requests refused so far."""
+        written = MemoryChange.objects.filter(
+            tenant=self.tenant, created_at__gte=_moment(start), created_at__lte=_moment(end)
+        ).count()
+        deadline = time.monotonic() + 5
+        while True:
+            with self.lock:
+                lags = [ms for at, ms in self.heard if start <= at <= end]
+                refused = dict(self.refused)
+            if len(lags) >= written or time.monotonic() > deadline:
+                break
+            time.sleep(0.1)
+        median = _r(statistics.median(lags)) if lags else None
+        return {"written": written, "heard": len(lags), "median": median, "p95": _r(percentile(lags, 95)),
+                "refused": refused}  # fmt: skip
 
 
 # -- one step -----------------------------------------------------------------------------------
@@ -629,7 +638,7 @@ def step(
     rate: float,
     seconds: float,
     drain_s: float,
-    follower: "Follower | None" = None,
+    follower: Follower | None = None,
 ) -> dict:
     before = cpu.read()
     start, end = agents.offer(rate, seconds)
@@ -735,9 +744,11 @@ def step(
 
 
 def _moment(epoch: float):
-    from datetime import UTC, datetime
-
     return datetime.fromtimestamp(epoch, tz=UTC)
+
+
+def _epoch(at: str) -> float:
+    return datetime.fromisoformat(at).timestamp()
 
 
 def _r(value: float | None) -> float | None:
@@ -772,11 +783,12 @@ def print_step(workers: int, f: dict) -> None:
         f"{db.get('lock_wait_share', 0):>6.1%} {db.get('chain_head_wait_share', 0):>6.1%}"
         + ("" if keeps_up(f) else "  (falls behind)")
     )
-    if f.get("feed_lag_ms", {}).get("changes"):
-        feed = f["feed_lag_ms"]
+    if f.get("feed_lag_ms", {}).get("heard"):
+        lag = f["feed_lag_ms"]
         say(
-            f"        the first tenant's feed: {feed['changes']} changes heard, written to heard "
-            f"median / p95 {feed['median']:.0f} / {feed['p95']:.0f} ms"
+            f"        the first tenant's feed: {lag['heard']} of {lag['written']} changes heard, written to "
+            f"heard median / p95 {lag['median']:.0f} / {lag['p95']:.0f} ms; "
+            f"requests refused so far: {lag['refused'] or 'none'}"
         )
     if len(f["post_to_done_by_tenant_ms"]) > 1:
         say(

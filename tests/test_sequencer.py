@@ -341,39 +341,51 @@ def test_a_run_that_finds_the_head_held_leaves_its_flag_set_and_comes_back_a_del
     flag(memory)  # committed: its nudge sets the flag and queues a run
     assert cache.get(heads.flag(acme.pk)) is not None and queued == [((acme.pk,), 0.25)]
 
-    assert sequencer.run(acme.pk).rows == 0  # returned at once: the head is held
+    assert sequencer.run(acme.pk, queued=True).rows == 0  # returned at once: the head is held
     assert queued == [((acme.pk,), 0.25)] * 2  # and queued again, a delay on
     assert sequencer.waiting(acme.pk) and cache.get(heads.flag(acme.pk)) is not None
     # Beat's sweep finds the head held too: a run is coming (the flag), so it queues none.
-    assert sequencer.run(acme.pk, queued=False).rows == 0 and len(queued) == 2
-    # However long the holder takes, one run is coming: each return sets the flag anew, so one
-    # that lapsed meanwhile does not let the next commit start a second.
+    assert sequencer.run(acme.pk).rows == 0 and len(queued) == 2
+    # However long the holder takes, one run is coming: each return sets the flag anew (above, a
+    # flag already set still queued the run again), so one that lapsed meanwhile does not let the
+    # next commit start a second.
     cache.delete(heads.flag(acme.pk))
-    assert sequencer.run(acme.pk).rows == 0 and len(queued) == 3
+    assert sequencer.run(acme.pk, queued=True).rows == 0 and len(queued) == 3
     make_memory(acme)
     assert len(queued) == 3 and cache.get(heads.flag(acme.pk)) is not None
     release.set()
     held.join(10)
-    assert sequencer.run(acme.pk).linked >= 1  # the run queued again, after the holder
+    assert sequencer.run(acme.pk, queued=True).linked >= 1  # the run queued again, after the holder
     assert not sequencer.waiting(acme.pk) and cache.get(heads.flag(acme.pk)) is None
     assert len(queued) == 3
     assert verification.problem_in(acme) is None
 
 
-def test_a_run_the_broker_refuses_to_queue_again_leaves_no_flag_to_swallow_the_next_commits(
-    acme, monkeypatch
-):
-    """A flag says a run is coming: when the broker refused it, the flag goes, so the next
-    commit's nudge queues one (rather than wait for the flag to lapse, or for the sweep)."""
+def test_a_run_the_broker_refuses_leaves_no_flag_to_swallow_the_next_commits(acme, monkeypatch):
+    """A flag says a run is coming: when the broker refused it (a nudge's, or a run queueing
+    itself again), the flag goes, so the next commit's nudge asks again rather than wait for the
+    flag to lapse, or for the sweep."""
     from django.core.cache import cache
 
-    def refused(tenant_id):
-        raise ConnectionError("the broker is down")
+    asked = []
 
-    monkeypatch.setattr(heads, "_queue", refused)
+    def broker(name, args):
+        def apply_async(countdown):
+            asked.append(args)
+            if len(asked) < 3:
+                raise ConnectionError("the broker is down")
+
+        return SimpleNamespace(apply_async=apply_async)
+
+    monkeypatch.setattr(heads.current_app, "signature", broker)
+    cache.delete(heads.flag(acme.pk))
+    heads.nudge(acme.pk)
+    assert cache.get(heads.flag(acme.pk)) is None
     cache.set(heads.flag(acme.pk), 1)
     heads.nudge_again(acme.pk)
     assert cache.get(heads.flag(acme.pk)) is None
+    heads.nudge(acme.pk)  # the broker is back: the next commit's nudge queues the run
+    assert asked == [(acme.pk,)] * 3 and cache.get(heads.flag(acme.pk)) is not None
 
 
 @postgres_only

@@ -28,7 +28,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 
-from django.core.cache import cache
 from django.db import connections, transaction
 from django.db.models import Max, Min, QuerySet
 from django.dispatch import Signal
@@ -37,7 +36,7 @@ from memory_review.integrity import seals
 from memory_review.integrity.heads import (
     GENESIS,
     ChainBroken,
-    flag,
+    clear_flag,
     lock_head,
     nudge,
     nudge_again,
@@ -84,28 +83,24 @@ def _sequencing():
         sequencing.reset(token)
 
 
-def run(tenant_id: int, *, wait: bool = False, queued: bool = True) -> Run:
+def run(tenant_id: int, *, wait: bool = False, queued: bool = False) -> Run:
     """The task's work (`queued`: the run a nudge queued), and the sweep's: link what has
     committed, once. The flag is cleared once the head is held, before anything is read, so a row
     that commits later queues the next run, AUDIT_SEQUENCE_DELAY_MS on (integrity/heads.py,
-    `nudge`): a tenant's runs come at most one a delay, each linking what many commits wrote,
+    `nudge`): a tenant's runs come about one a delay, each linking what many commits wrote,
     rather than back to back, a few rows each. A queued run that finds another holding the head
     keeps its flag and comes back a delay later; the sweep's asks for a run as a commit would.
     So no worker process waits on the head, and every row committed is linked by a run that
     starts after its commit. `wait`: wait for the head instead (a run in the writer's own
     process, Celery's eager mode, where nothing could come back)."""
-    done = sequence(tenant_id, wait=wait, before=_clear_flag)
-    if done is None:
-        (nudge_again if queued else nudge)(tenant_id)
-        return Run()
-    return done
-
-
-def _clear_flag(tenant_id: int) -> None:
-    try:
-        cache.delete(flag(tenant_id))
-    except Exception:  # the next nudge may wait for the flag to lapse, or the sweep: nothing is lost
-        logger.warning("audit: the cache did not answer", exc_info=True)
+    done = sequence(tenant_id, wait=wait, before=clear_flag)
+    if done is not None:
+        return done
+    if queued:
+        nudge_again(tenant_id)
+    else:
+        nudge(tenant_id)
+    return Run()
 
 
 def sequence(

@@ -32,7 +32,7 @@ def verify_run(tenant_id: int, pk: int) -> str:
 @shared_task(name=SEQUENCE_TASK, bind=True)
 def sequence(self, tenant_id: int) -> int:
     """Link the tenant's committed audit rows into its chains (queued when a write commits)."""
-    return sequencer.run(tenant_id, wait=bool(self.request.is_eager)).rows
+    return sequencer.run(tenant_id, wait=bool(self.request.is_eager), queued=True).rows
 
 
 @shared_task(name="memory_review.audit.tasks.sequence_waiting")
@@ -42,5 +42,5 @@ def sequence_waiting() -> int:
     for tenant_id in Tenant.objects.order_by("pk").values_list("pk", flat=True):
         with tenant_context(tenant_id):
             if sequencer.waiting(tenant_id):
-                linked += sequencer.run(tenant_id, queued=False).rows
+                linked += sequencer.run(tenant_id).rows
     return linked

@@ -104,10 +104,10 @@ def flag(tenant_id: int) -> str:
 
 def nudge(tenant_id: int) -> None:
     """Queue a sequencer run for the tenant, AUDIT_SEQUENCE_DELAY_MS from now, unless one is
-    queued: the flag says one is, and is cleared when that run starts, before it reads, so rows
-    committed later queue the next. So a tenant's runs come at most one a delay, however many
-    commits ask. A lost nudge (the cache or the broker down) waits for beat's sweep, every
-    AUDIT_SEQUENCE_SWEEP_SECONDS."""
+    queued: the flag says one is, and is cleared once that run holds the head, before it reads, so
+    rows committed later queue the next. So a tenant's runs come about one a delay, however many
+    commits ask (beat's sweep may add one in AUDIT_SEQUENCE_SWEEP_SECONDS). A lost nudge (the cache
+    or the broker down) waits for the sweep."""
     try:
         if cache.add(flag(tenant_id), 1, timeout=settings.AUDIT_SEQUENCE_FLAG_SECONDS):
             _queue(tenant_id)
@@ -119,22 +119,31 @@ def nudge_again(tenant_id: int) -> None:
     """Queue the flag's run again, AUDIT_SEQUENCE_DELAY_MS from now: a run that found another
     holding the head comes back after it, rather than wait for it. The flag is set anew (its TTL
     from now), so while the head is held writers' nudges queue nothing more and the tenant has one
-    run coming, however long the holder takes. If the broker refuses, the flag goes: the next
-    commit queues a run, or beat's sweep links what waits."""
+    run coming, however long the holder takes."""
     try:
         cache.set(flag(tenant_id), 1, timeout=settings.AUDIT_SEQUENCE_FLAG_SECONDS)
         _queue(tenant_id)
     except Exception:
         logger.warning("audit: no sequencer run could be queued again; beat will link them", exc_info=True)
-        try:
-            cache.delete(flag(tenant_id))
-        except Exception:  # the flag lapses by itself
-            pass
+
+
+def clear_flag(tenant_id: int) -> None:
+    """The run the flag announced has the head: a commit from now on queues the next."""
+    try:
+        cache.delete(flag(tenant_id))
+    except Exception:  # the next nudge may wait for the flag to lapse, or the sweep: nothing is lost
+        logger.warning("audit: the cache did not answer", exc_info=True)
 
 
 def _queue(tenant_id: int) -> None:
-    # A moment late, so one run links what many commits wrote (as a group commit does): a run
-    # costs a few queries and a task however many rows it links.
-    current_app.signature(SEQUENCE_TASK, args=(tenant_id,)).apply_async(
-        countdown=settings.AUDIT_SEQUENCE_DELAY_MS / 1000
-    )
+    """A run AUDIT_SEQUENCE_DELAY_MS from now, a moment late so that one run links what many commits
+    wrote (as a group commit does): a run costs a task and a dozen statements however few rows it
+    links. A broker that refuses it takes the flag with it, so the next commit asks again rather
+    than find a flag that announces nothing."""
+    try:
+        current_app.signature(SEQUENCE_TASK, args=(tenant_id,)).apply_async(
+            countdown=settings.AUDIT_SEQUENCE_DELAY_MS / 1000
+        )
+    except Exception:
+        clear_flag(tenant_id)
+        raise
