@@ -32,8 +32,8 @@ load generator), what no group accounts for, and the machine's, with its CPU mil
 done; database connections, and on PostgreSQL how often a backend waited on a lock (and on the
 audit chain's head) and what the lock's holder was doing; and the feed's lag: one more agent
 follows the first tenant's change feed by long poll, and each step says how long after a change
-was written it heard of it (the sequencer's delay and run included). `--chain-hold N` first times, in this
-process, how long each of N events' transactions holds the tenant's audit chain head (every
+was written it heard of it (the sequencer's delay and run included). `--chain-hold N` first
+times, in this process, how long each of N events' transactions holds the tenant's audit chain head (every
 sealed write and transition of a tenant waits for it). It closes with one JSON line.
 
     .venv/bin/python bench/throughput.py --postgres postgres://postgres@127.0.0.1:5432
@@ -638,7 +638,7 @@ def step(
     rate: float,
     seconds: float,
     drain_s: float,
-    follower: Follower | None = None,
+    follower: Follower,
 ) -> dict:
     before = cpu.read()
     start, end = agents.offer(rate, seconds)
@@ -723,9 +723,8 @@ def step(
         "machine_cpu_ms_per_event": _r(
             1000 * spent["_machine_busy"] / finished_in_step if finished_in_step else None
         ),
+        "feed_lag_ms": follower.lags(start, window_end),
     }
-    if follower is not None:
-        figures["feed_lag_ms"] = follower.lags(start, window_end)
     if samples and "connections" in samples[0]:
         active = sum(s["active"] for s in samples) or 1
         figures["db"] = {
