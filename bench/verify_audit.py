@@ -3,7 +3,8 @@
     .venv/bin/python bench/verify_audit.py [--sizes 250000,1000000] [--postgres URL]
 
 Fills one tenant through the application's own sealed writes (bulk_create seals each row as the
-product does): for every memory, its source event, the memory and two verdicts (four sealed rows),
+product does): for every memory, its source event, the memory and two verdicts (four sealed rows;
+the verdicts of each batch share a ledger row a GROUP_MOST, as an event's do),
 with one memory in ten flagged by a hash-chained transition, and a signed checkpoint. At each
 size it runs `manage.py verify_audit --tenant bench` in a fresh process and reports the wall time
 and that process's peak resident memory: verification streams both chains and every sealed table
@@ -160,16 +161,24 @@ def main() -> None:
             grow(tenant, policy, target, memories)
             memories = target
             checkpoints.write(tenant)
-            sealed = Seal.objects.filter(tenant=tenant).count()
+            ledger = Seal.objects.filter(tenant=tenant).count()
+            sealed = sum(
+                model._base_manager.filter(tenant=tenant).count() for model in (SourceEvent, Memory, Verdict)
+            )
             transitions = Transition.objects.filter(tenant=tenant).count()
             built = time.perf_counter() - started
-            print(f"{sealed:,} seals, {memories:,} memories, {transitions:,} transitions ({built:.0f} s)")
+            print(
+                f"{sealed:,} sealed rows ({ledger:,} ledger rows: the votes of a write share one), "
+                f"{memories:,} memories, {transitions:,} transitions ({built:.0f} s)"
+            )
             result = verify_in_a_fresh_process(args.profile_out if size == sizes[-1] else None)
             print(
                 f"  verify_audit: {result['seconds']} s ({result['cpu_s']} s of its own CPU), "
                 f"peak {result['peak_mib']} MiB: {result['said']}"
             )
-            results.append({"seals": sealed, "transitions": transitions, **result})
+            results.append(
+                {"sealed_rows": sealed, "ledger_rows": ledger, "transitions": transitions, **result}
+            )
     throwaway.drop()
     print(json.dumps({"backend": "postgresql" if args.postgres else "sqlite", "runs": results}))
 

@@ -203,6 +203,7 @@ class Verdict(SealedTenantOwned):
         "hypothetical", "directive", "disposition", "row_version", "proposed_status", "applied",
         "shadow_policy_id", "shadow_disposition", "created_at",
     )  # fmt: skip
+    seal_grouped = True  # an event's hundred votes, one ledger row
 
     # Its index is (tenant, id) below: the tenant's newest vote is its first entry read backwards
     # (by the primary key, PostgreSQL read past every vote of the tenants written after it).

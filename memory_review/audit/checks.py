@@ -5,6 +5,7 @@ in chunks and keeps only the row before, so memory stays flat however long the t
 audit/verification.py runs them in order and records the result.
 """
 
+import heapq
 import hmac
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -339,7 +340,17 @@ def sealed_rows(tenant: Tenant, ring: Keyring, *, progress: Progress = UNWATCHED
     inserted around the application, a seal with no row marks a row deleted around it, and a
     row whose digest differs from its latest seal was changed around it (or put back as it was)."""
     for model in seals.sealed_models():
-        if problem := _sealed_table(tenant, model, ring, progress):
+        try:
+            problem = _sealed_table(tenant, model, ring, progress)
+        except GroupEdited as exc:
+            group = exc.args[0]
+            at = f"#{group.seq}" if group.seq is not None else "waiting for its position"
+            return _named(
+                tenant,
+                f"seal id {group.pk} ({at}), of {model._meta.verbose_name_plural} written together, was "
+                "edited: the rows it names no longer match its digest",
+            )
+        if problem:
             return problem
     return erased_transitions(tenant, ring, progress)
 
@@ -349,7 +360,7 @@ def _sealed_table(tenant: Tenant, model, ring: Keyring, progress: Progress) -> B
     column = "pk" if model.seal_tenant == "pk" else model.seal_tenant
     table = model._base_manager.filter(**{column: tenant.pk}).order_by("pk")
     rows = seals.rows(table, chunk_size=CHUNK)
-    latest = _latest_seals(tenant, model.seal_kind, progress)
+    latest = _latest_seals(tenant, model.seal_kind, ring, progress)
     row, seal = next(rows, None), next(latest, None)
     while row is not None or seal is not None:
         if seal is None or (row is not None and row[0] < seal.object_id):
@@ -397,7 +408,7 @@ def erased_transitions(tenant: Tenant, ring: Keyring, progress: Progress = UNWAT
         .values_list("pk", "seq", "erased_by")
         .iterator(chunk_size=CHUNK)
     )
-    latest = _latest_seals(tenant, chain.SEAL_KIND, progress)
+    latest = _latest_seals(tenant, chain.SEAL_KIND, ring, progress)
     row, seal = next(rows, None), next(latest, None)
     while row is not None or seal is not None:
         if seal is None or (row is not None and row[0] < seal.object_id):
@@ -424,11 +435,14 @@ def erased_transitions(tenant: Tenant, ring: Keyring, progress: Progress = UNWAT
     return None
 
 
-def _latest_seals(tenant: Tenant, kind: str, progress: Progress = UNWATCHED) -> Iterator[_SealRow]:
+def _latest_seals(
+    tenant: Tenant, kind: str, ring: Keyring, progress: Progress = UNWATCHED
+) -> Iterator[_SealRow]:
     """Each object's latest seal of this kind, in object order: what comparing needs (when and by
     whom it was written are read for a problem's words alone, `_written`: a time a seal would
-    cost its driver as much as its digest)."""
-    names = ("pk", "object_id", "seq", "action", "digest", "key_id", "erasure")
+    cost its driver as much as its digest). A group's members each count as a seal of their own,
+    at the group's place in the ledger."""
+    names = ("pk", "object_id", "seq", "action", "digest", "key_id", "erasure", "members")
     found = (
         Seal.objects.for_tenant(tenant)
         .filter(kind=kind)
@@ -437,14 +451,42 @@ def _latest_seals(tenant: Tenant, kind: str, progress: Progress = UNWATCHED) -> 
         .iterator(chunk_size=CHUNK)
     )
     last = None
-    for values in found:
-        progress.row()
-        current = _SealRow(dict(zip(names, values, strict=True)))
+    for current in _each_object(tenant, kind, ring, found, names, progress):
         if last is not None and current.object_id != last.object_id:
             yield last
         last = current
     if last is not None:
         yield last
+
+
+class GroupEdited(Exception):
+    """A group's members no longer match its digest: which rows it sealed cannot be read."""
+
+
+def _each_object(
+    tenant: Tenant, kind: str, ring: Keyring, found, names, progress: Progress
+) -> Iterator[_SealRow]:
+    """The seals in (object, seal id) order, a group's members spread among the rest. A group's
+    object is its first member's; the others wait in a heap until the read passes them: the
+    groups open at once are those written at once, so the heap stays small."""
+    pending: list[tuple[int, int, _SealRow]] = []
+    for values in found:
+        progress.row()
+        row = _SealRow(dict(zip(names, values, strict=True)))
+        while pending and pending[0][:2] < (row.object_id, row.pk):
+            yield heapq.heappop(pending)[2]
+        if row.members is None:
+            yield row
+            continue
+        key = ring.key(row.key_id)
+        expected = seals.group_digest(kind, tenant.pk, row.members, key) if key is not None else None
+        if expected is None or not hmac.compare_digest(expected, row.digest):
+            raise GroupEdited(row)
+        for object_id, digest in seals.members_of(row.members):
+            member = _SealRow({**row.__dict__, "object_id": object_id, "digest": digest, "members": None})
+            heapq.heappush(pending, (object_id, row.pk, member))
+    while pending:
+        yield heapq.heappop(pending)[2]
 
 
 def _written(seal: _SealRow) -> tuple[datetime, str]:

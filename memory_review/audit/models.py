@@ -99,8 +99,9 @@ class Transition(TenantOwned):
 
 
 class Seal(TenantOwned):
-    """Append-only: one row per write to a sealed row (integrity/seals.py), chained per tenant like the
-    transitions. `digest` is HMAC-SHA256 of the row's sealed columns as the write left them."""
+    """Append-only: one row per write to a sealed row, or per write of many rows of a kind sealed in
+    groups (integrity/seals.py), chained per tenant like the transitions. `digest` is HMAC-SHA256 of
+    the row's sealed columns as the write left them, or of the group's `members`."""
 
     class Action(models.TextChoices):
         CREATE = "create", "created"
@@ -130,6 +131,11 @@ class Seal(TenantOwned):
     hash = models.CharField(max_length=64, null=True, blank=True)
     leaf = models.CharField(
         max_length=64, null=True, blank=True, help_text="HMAC-SHA256 without the position (NULL before 0017)."
+    )
+    members = models.TextField(
+        null=True,
+        blank=True,
+        help_text="A group's rows, [[id, digest], ...] by id; its digest is their HMAC (NULL for one row).",
     )
 
     class Meta:

@@ -129,6 +129,7 @@ COLUMNS: dict[str, dict[str, tuple[Holds, str]]] = {
     "audit.Seal": {
         "kind": CODE,
         "digest": HASH,
+        "members": (NONE, "a group's row ids and their digests"),
         "actor": ACTOR,
         "prev_hash": HASH,
         "key_id": CODE,

@@ -5,8 +5,10 @@ to such a row through the ORM (save, create, update, bulk_create, bulk_update, d
 the same transaction, one row per row written to the tenant's ledger (`audit.Seal`): the row's
 kind and id, what happened, who wrote it, and a digest: HMAC-SHA256, under the audit key, of the
 sealed columns as the database holds them after the write (read back, so the digest is computed
-from exactly what verification will read). Ledger rows form a keyed per-tenant chain like the
-transitions' and each records how far the transitions' chain had reached, binding the two.
+from exactly what verification will read). A kind written many rows at a time (`seal_grouped`:
+an event's votes) gets one ledger row per write instead, naming each row with its digest
+(`grouped`). Ledger rows form a keyed per-tenant chain like the transitions' and each records how
+far the transitions' chain had reached, binding the two.
 
 Verification (audit/checks.py) compares every sealed row with its latest seal: a row edited
 around the application no longer matches its digest, a row inserted around it has no seal, a
@@ -55,6 +57,10 @@ class Sealed(models.Model):
     seal_fields: ClassVar[tuple[str, ...]] = ()
     # The column naming the tenant whose ledger seals the row ("pk" for the tenant itself).
     seal_tenant: ClassVar[str] = "tenant_id"
+    # Rows written many at a time (an event's hundred votes) are sealed by one ledger row for the
+    # write (a group: `members`), not one each. Not for a kind whose rows are checked one at a
+    # time before acting (`unchanged`): finding a row's group costs a scan.
+    seal_grouped: ClassVar[bool] = False
 
     class Meta:
         abstract = True
@@ -371,7 +377,38 @@ def _seal(model: type[Sealed], found: Iterable[tuple[int, int, tuple]], action: 
     for pk, tenant_id, values in found:
         entries[tenant_id].append((model.seal_kind, pk, action, digest(model, pk, tenant_id, values, key)))
     for tenant_id, tenant_entries in entries.items():
+        if model.seal_grouped and len(tenant_entries) > 1:
+            tenant_entries = grouped(tenant_id, tenant_entries, key)
         append(tenant_id, tenant_entries, ring=ring, erasure=erasure, using=using)
+
+
+# The most rows one group seals: its members are read whole, beside the rows, by verification.
+GROUP_MOST = 500
+
+
+def grouped(tenant_id: int, entries: list[tuple[str, int, str, str]], key: bytes) -> list[tuple]:
+    """One ledger entry for every GROUP_MOST rows of one kind written together: its object is the
+    lowest row's id, its `members` each row's (id, digest) in id order, and its digest the HMAC of
+    those members (`group_digest`), so the ledger row's own hash covers every member's digest."""
+    kind, _, action, _ = entries[0]
+    entries = sorted(entries, key=lambda entry: entry[1])
+    found = []
+    for start in range(0, len(entries), GROUP_MOST):
+        chunk = entries[start : start + GROUP_MOST]
+        members = json.dumps([[pk, row_digest] for _, pk, _, row_digest in chunk], separators=(",", ":"))
+        found.append((kind, chunk[0][1], action, group_digest(kind, tenant_id, members, key), members))
+    return found
+
+
+def group_digest(kind: str, tenant_id: int, members: str, key: bytes) -> str:
+    """HMAC-SHA256 of a group's members, as the ledger holds them (docs/audit.md, "Seals")."""
+    payload = {"kind": kind, "tenant_id": tenant_id, "members": members}
+    return hmac.new(key, canonical(payload), hashlib.sha256).hexdigest()
+
+
+def members_of(members: str) -> list[tuple[int, str]]:
+    """A group's (row id, digest) pairs, in id order."""
+    return [(int(pk), row_digest) for pk, row_digest in json.loads(members)]
 
 
 # Writes made for an erasure are sealed as `erase`, naming it (compliance/erasure.py).
@@ -444,8 +481,8 @@ def leaf_mac(values, key: bytes) -> str:
     return hmac.new(key, canonical(leaf_payload(values)), hashlib.sha256).hexdigest()
 
 
-LEDGER_COLUMNS = (*LEAF_FIELDS, "created_at", "leaf")  # a seal waiting for its position
-LINKED_COLUMNS = (*SEAL_FIELDS, "created_at", "leaf", "hash")  # one linked as it is written
+LEDGER_COLUMNS = (*LEAF_FIELDS, "created_at", "leaf", "members")  # a seal waiting for its position
+LINKED_COLUMNS = (*SEAL_FIELDS, "created_at", "leaf", "members", "hash")  # one linked as it is written
 
 
 def _insert(rows: list[dict], columns: tuple[str, ...], *, using: str) -> None:
@@ -506,27 +543,29 @@ def _same(value):
 
 def append(
     tenant_id: int,
-    entries: list[tuple[str, int, str, str]],
+    entries: list[tuple],
     *,
     ring: Keyring,
     erasure: int | None = None,
     using: str = "default",
 ) -> None:
-    """Add (kind, object id, action, digest) entries to the tenant's ledger, each with its own
-    keyed digest. Deferred sequencing: with no position, and no tenant-wide row locked, so sealed
-    writes of one tenant do not wait for each other; the sequencer links them once they commit.
+    """Add (kind, object id, action, digest) entries to the tenant's ledger (a group's with its
+    members after them: `grouped`), each with its own keyed digest. Deferred sequencing: with no
+    position, and no tenant-wide row locked, so sealed writes of one tenant do not wait for each
+    other; the sequencer links them once they commit.
     Inline: linked as they are written, under the tenant's head (integrity/heads.py)."""
     # The ledger is tenant rows: row-level security wants the tenant named, even when the write
     # comes from the admin site or a command that set none.
     key = ring.key(ring.current)
     now, actor = timezone.now(), current_actor()
     rows = []
-    for kind, object_id, action, row_digest in entries:
+    for kind, object_id, action, row_digest, *members in entries:
         row = dict(
             tenant_id=tenant_id, kind=kind, object_id=object_id, action=action, digest=row_digest,
             actor=actor, erasure=erasure, created_at=now, key_id=ring.current,
         )  # fmt: skip
         row["leaf"] = leaf_mac(row, key)
+        row["members"] = members[0] if members else None
         rows.append(row)
     with transaction.atomic(using=using, savepoint=False), naming(tenant_id):
         if not links_inline():
@@ -584,7 +623,7 @@ def unchanged(model: type[Sealed], pk: int, *, obj: Sealed | None = None) -> boo
     if found is None:
         return False
     _, tenant_id, values = found
-    latest = latest_seal(tenant_id, model.seal_kind, pk)
+    latest = latest_seal(tenant_id, model.seal_kind, pk, grouped=model.seal_grouped)
     if latest is None or latest[0] == DELETE:
         return False
     key = keyring().key(latest[2])
@@ -597,13 +636,32 @@ def naming(tenant_id: int):
     return nullcontext() if current_tenant() == tenant_id else tenant_context(tenant_id)
 
 
-def latest_seal(tenant_id: int, kind: str, object_id: int) -> tuple[str, str, str] | None:
-    """An object's latest seal in a tenant's ledger: (action, digest, key id), or None."""
+def latest_seal(
+    tenant_id: int, kind: str, object_id: int, *, grouped: bool = False
+) -> tuple[str, str, str] | None:
+    """An object's latest seal in a tenant's ledger: (action, digest, key id), or None. Of a kind
+    sealed in groups (`grouped`), its latest group is found by a scan of the kind's groups below
+    it: for tests and tools, not for a check made on every request."""
+    seal_model = apps.get_model("audit", "Seal")
     with naming(tenant_id):
-        return (
-            apps.get_model("audit", "Seal")
-            .objects.filter(tenant_id=tenant_id, kind=kind, object_id=object_id)
-            .order_by("-pk")  # an object's seals are written in turn: its newest is its highest id
-            .values_list("action", "digest", "key_id")
-            .first()
-        )
+        mine = seal_model.objects.filter(tenant_id=tenant_id, kind=kind)
+        single = mine.filter(object_id=object_id)
+        if grouped:  # a group's object is its first member's id: its digest is not the member's
+            single = single.filter(members__isnull=True)
+        # An object's seals are written in turn: its newest is its highest id.
+        latest = single.order_by("-pk").values_list("pk", "action", "digest", "key_id").first()
+        if grouped:
+            groups = mine.filter(object_id__lte=object_id, members__contains=f"[{object_id},")
+            group = groups.order_by("-pk").values_list("pk", "action", "digest", "members", "key_id").first()
+            if group is not None and (latest is None or group[0] > latest[0]):
+                latest = _member(tenant_id, kind, object_id, *group)
+    return None if latest is None else latest[1:]
+
+
+def _member(tenant_id: int, kind: str, object_id: int, pk, action, sealed, members, key_id) -> tuple | None:
+    """A group's seal of one of its rows, as a seal of its own; None when the group was edited
+    (it vouches for none of its rows)."""
+    key = keyring().key(key_id)
+    if key is None or not hmac.compare_digest(group_digest(kind, tenant_id, members, key), sealed):
+        return None
+    return (pk, action, dict(members_of(members))[object_id], key_id)

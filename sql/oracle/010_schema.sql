@@ -1121,6 +1121,16 @@ CREATE INDEX "GATECHANGE_TENANT_IX" ON "QUALITY_GATECHANGE" ("TENANT_ID", "CHANG
 --
 -- THIS OPERATION CANNOT BE WRITTEN AS SQL
 
+-- audit.0023_seal_groups
+--
+-- Add field members to seal
+--
+ALTER TABLE "AUDIT_SEAL" ADD "MEMBERS" NCLOB NULL;
+--
+-- Raw Python operation
+--
+-- THIS OPERATION CANNOT BE WRITTEN AS SQL
+
 -- calibration.0003_tenant_id_indexes
 --
 -- Create index label_tenant_ix on field(s) tenant, id of model label

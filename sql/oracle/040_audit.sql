@@ -65,6 +65,8 @@ BEGIN
      AND :NEW.actor = :OLD.actor AND DECODE(:NEW.erasure, :OLD.erasure, 1, 0) = 1
      AND :NEW.created_at = :OLD.created_at AND :NEW.key_id = :OLD.key_id
      AND DECODE(:NEW.leaf, :OLD.leaf, 1, 0) = 1
+     AND ((:NEW.members IS NULL AND :OLD.members IS NULL)
+          OR DBMS_LOB.COMPARE(:NEW.members, :OLD.members) = 0)  -- a group's rows (audit.0023)
   THEN
     NULL;  -- the sequencer gives a waiting seal its position, once (audit/sequencer.py)
   ELSE
