@@ -13,6 +13,7 @@ from memory_review.assessments.models import Verdict
 from memory_review.audit import sequencer, verification
 from memory_review.audit.models import Seal
 from memory_review.integrity import seals
+from memory_review.integrity.heads import ChainBroken
 from tests.factories import around_the_application, make_memory
 from tests.test_sealed_values import rows
 
@@ -89,11 +90,11 @@ def test_a_vote_put_back_as_its_group_sealed_it_is_named(acme, votes):
 
 @pytest.mark.parametrize(
     "edit",
-    ["a member's digest", "a member dropped", "a member added", "a member renamed"],
+    ["a member's digest", "a member dropped", "a member added", "a member renamed", "the list cleared"],
 )
-def test_a_groups_list_edited_is_named(acme, votes, edit):
-    """Without the key the group's digest cannot follow its members: the group is named, not the
-    votes it no longer vouches for."""
+def test_a_groups_list_edited_breaks_the_ledger_at_it(acme, votes, edit):
+    """A group's members are in its ledger row's hash: without the key, no edit of them (even one
+    that makes it read as a single seal) leaves the ledger intact, whatever its digest says."""
     group = group_of(votes[1])
     members = [list(member) for member in seals.members_of(group.members)]
     if edit == "a member's digest":
@@ -102,25 +103,10 @@ def test_a_groups_list_edited_is_named(acme, votes, edit):
         members.pop()
     elif edit == "a member added":
         members.append([votes[4] + 1000, "f" * 64])
-    else:
+    elif edit == "a member renamed":
         members[0][0] = votes[4] + 1000
-    with around_the_application() as cursor:
-        cursor.execute(
-            "UPDATE audit_seal SET members = %s WHERE id = %s",
-            [json.dumps(members, separators=(",", ":")), group.pk],
-        )
-
-    problem = str(verification.problem_in(acme))
-
-    assert f"seal id {group.pk} (#{group.seq}), of verdicts written together, was edited" in problem
-    assert not seals.unchanged(Verdict, votes[1])  # nor does the check made before acting trust it
-
-
-def test_a_groups_digest_made_to_match_without_the_key_breaks_the_ledger(acme, votes):
-    group = group_of(votes[1])
-    members = seals.members_of(group.members)[:1]
-    text = json.dumps([list(m) for m in members], separators=(",", ":"))
-    forged = seals.group_digest("verdict", acme.pk, text, b"not the key" * 3)
+    text = None if edit == "the list cleared" else json.dumps(members, separators=(",", ":"))
+    forged = seals.group_digest("verdict", acme.pk, text or "", b"not the key" * 3)
     with around_the_application() as cursor:
         cursor.execute(
             "UPDATE audit_seal SET members = %s, digest = %s WHERE id = %s", [text, forged, group.pk]
@@ -130,6 +116,34 @@ def test_a_groups_digest_made_to_match_without_the_key_breaks_the_ledger(acme, v
 
     assert problem is not None and problem.seq == group.seq
     assert "seal was edited or forged" in problem.problem
+    if edit == "a member added":  # the check made before acting trusts no row of an edited group
+        assert not seals.unchanged(Verdict, votes[1])
+
+
+def test_a_group_edited_while_it_waits_is_named_and_never_linked(acme, policy, settings):
+    settings.AUDIT_SEQUENCER = "deferred"
+    pks = Verdict.objects.insert_values(
+        VERDICT_COLUMNS, rows(acme, policy, [make_memory(acme) for _ in range(3)])
+    )
+    group = group_of(pks[0])
+    with around_the_application() as cursor:
+        cursor.execute(
+            "UPDATE audit_seal SET members = %s WHERE id = %s", [group.members.replace(",", ", "), group.pk]
+        )
+
+    problem = verification.problem_in(acme)
+
+    assert f"unsequenced seal id {group.pk} (verdict {pks[0]}) was edited or forged while it waited" in str(
+        problem
+    )
+    with pytest.raises(ChainBroken, match=f"seal id {group.pk} changed while it waited"):
+        sequencer.sequence(acme.pk)
+
+
+def test_votes_deleted_through_the_application_are_sealed_not_flagged(acme, votes):
+    Verdict.objects.filter(pk__in=votes[1:3]).delete()
+
+    assert verification.problem_in(acme) is None
 
 
 def test_a_vote_inserted_around_the_application_is_named(acme, votes):
@@ -156,3 +170,28 @@ def test_groups_stay_within_their_bound(acme, policy, settings, monkeypatch):
 
     assert [[pk for pk, _ in seals.members_of(g.members)] for g in groups] == [pks[0:2], pks[2:4], pks[4:5]]
     assert verification.problem_in(acme) is None
+
+
+def test_votes_sealed_one_by_one_before_groups_verify_beside_them(acme, policy, settings, monkeypatch):
+    """The ledger before audit.0023 holds a row a vote: those and groups written after verify as one,
+    and an edit to a vote sealed the old way is still named."""
+    settings.AUDIT_SEQUENCER = "deferred"
+    with monkeypatch.context() as before:
+        before.setattr(Verdict, "seal_grouped", False)
+        old = Verdict.objects.insert_values(
+            VERDICT_COLUMNS, rows(acme, policy, [make_memory(acme) for _ in range(3)])
+        )
+    new = Verdict.objects.insert_values(
+        VERDICT_COLUMNS, rows(acme, policy, [make_memory(acme) for _ in range(3)])
+    )
+    Verdict.objects.filter(pk__in=[old[1], new[1]]).update(applied=True)  # one group across both
+    sequencer.sequence(acme.pk)
+
+    assert (
+        sorted(Seal.objects.filter(kind="verdict", members__isnull=True).values_list("object_id", flat=True))
+        == old
+    )
+    assert verification.problem_in(acme) is None
+    with around_the_application():
+        Verdict._base_manager.filter(pk=old[2]).update(still_true=0.05)
+    assert f"verdict {old[2]} was changed around the application" in str(verification.problem_in(acme))

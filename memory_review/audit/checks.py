@@ -24,6 +24,7 @@ from . import chain, sequencer
 from .models import AuditChain, Seal, Transition
 
 CHUNK = 5000
+GROUP_CHUNK = 100
 
 
 @dataclass(frozen=True)
@@ -136,7 +137,7 @@ def ledger(
     """The seals up to the head, as the transitions are walked (their leaves as theirs); and the
     furthest transition any seal saw, which the transitions' chain must still reach."""
     walked = Walked()
-    names = (*seals.SEAL_FIELDS, "created_at", "hash", "pk")
+    names = (*seals.SEAL_FIELDS, "created_at", "members", "hash", "pk")
     rows = (
         Seal.objects.for_tenant(tenant)
         .filter(seq__lte=head.seal_seq if head else 0)
@@ -213,7 +214,7 @@ def waiting(tenant: Tenant, ring: Keyring, *, now: datetime | None = None) -> Br
             return Break(tenant.slug, 0, row.pk, f"{what}: {problem}")
         if row.created_at < oldest:
             return Break(tenant.slug, 0, row.pk, late(what, row.created_at))
-    names = (*seals.LEAF_FIELDS, "created_at", "leaf", "pk")
+    names = (*seals.LEAF_FIELDS, "created_at", "leaf", "members", "pk")
     found = sequencer.waiting_seals(tenant.pk).order_by("pk").values_list(*names).iterator(chunk_size=CHUNK)
     for values in found:
         row = dict(zip(names, values, strict=True))
@@ -340,17 +341,7 @@ def sealed_rows(tenant: Tenant, ring: Keyring, *, progress: Progress = UNWATCHED
     inserted around the application, a seal with no row marks a row deleted around it, and a
     row whose digest differs from its latest seal was changed around it (or put back as it was)."""
     for model in seals.sealed_models():
-        try:
-            problem = _sealed_table(tenant, model, ring, progress)
-        except GroupEdited as exc:
-            group = exc.args[0]
-            at = f"#{group.seq}" if group.seq is not None else "waiting for its position"
-            return _named(
-                tenant,
-                f"seal id {group.pk} ({at}), of {model._meta.verbose_name_plural} written together, was "
-                "edited: the rows it names no longer match its digest",
-            )
-        if problem:
+        if problem := _sealed_table(tenant, model, ring, progress):
             return problem
     return erased_transitions(tenant, ring, progress)
 
@@ -360,7 +351,9 @@ def _sealed_table(tenant: Tenant, model, ring: Keyring, progress: Progress) -> B
     column = "pk" if model.seal_tenant == "pk" else model.seal_tenant
     table = model._base_manager.filter(**{column: tenant.pk}).order_by("pk")
     rows = seals.rows(table, chunk_size=CHUNK)
-    latest = _latest_seals(tenant, model.seal_kind, ring, progress)
+    # A group's members are up to 36 kB of text: a grouped kind's seals are read fewer at a time.
+    chunk = GROUP_CHUNK if model.seal_grouped else CHUNK
+    latest = _latest_seals(tenant, model.seal_kind, progress, chunk=chunk)
     row, seal = next(rows, None), next(latest, None)
     while row is not None or seal is not None:
         if seal is None or (row is not None and row[0] < seal.object_id):
@@ -408,7 +401,7 @@ def erased_transitions(tenant: Tenant, ring: Keyring, progress: Progress = UNWAT
         .values_list("pk", "seq", "erased_by")
         .iterator(chunk_size=CHUNK)
     )
-    latest = _latest_seals(tenant, chain.SEAL_KIND, ring, progress)
+    latest = _latest_seals(tenant, chain.SEAL_KIND, progress)
     row, seal = next(rows, None), next(latest, None)
     while row is not None or seal is not None:
         if seal is None or (row is not None and row[0] < seal.object_id):
@@ -436,7 +429,7 @@ def erased_transitions(tenant: Tenant, ring: Keyring, progress: Progress = UNWAT
 
 
 def _latest_seals(
-    tenant: Tenant, kind: str, ring: Keyring, progress: Progress = UNWATCHED
+    tenant: Tenant, kind: str, progress: Progress = UNWATCHED, *, chunk: int = CHUNK
 ) -> Iterator[_SealRow]:
     """Each object's latest seal of this kind, in object order: what comparing needs (when and by
     whom it was written are read for a problem's words alone, `_written`: a time a seal would
@@ -448,10 +441,10 @@ def _latest_seals(
         .filter(kind=kind)
         .order_by("object_id", "pk")  # an object's seals are written in turn: its newest is its last
         .values_list(*names)
-        .iterator(chunk_size=CHUNK)
+        .iterator(chunk_size=chunk)
     )
     last = None
-    for current in _each_object(tenant, kind, ring, found, names, progress):
+    for current in _each_object(found, names, progress):
         if last is not None and current.object_id != last.object_id:
             yield last
         last = current
@@ -459,34 +452,26 @@ def _latest_seals(
         yield last
 
 
-class GroupEdited(Exception):
-    """A group's members no longer match its digest: which rows it sealed cannot be read."""
-
-
-def _each_object(
-    tenant: Tenant, kind: str, ring: Keyring, found, names, progress: Progress
-) -> Iterator[_SealRow]:
+def _each_object(found, names, progress: Progress) -> Iterator[_SealRow]:
     """The seals in (object, seal id) order, a group's members spread among the rest. A group's
     object is its first member's; the others wait in a heap until the read passes them: the
-    groups open at once are those written at once, so the heap stays small."""
-    pending: list[tuple[int, int, _SealRow]] = []
+    groups open at once are those written at once, so the heap stays small. A group's members are
+    as the application wrote them: they are in its ledger row's hash (or, waiting, its leaf),
+    which checks 2a and 3 held before this one runs."""
+    pending: list[tuple[int, int, int, _SealRow]] = []
     for values in found:
         progress.row()
         row = _SealRow(dict(zip(names, values, strict=True)))
         while pending and pending[0][:2] < (row.object_id, row.pk):
-            yield heapq.heappop(pending)[2]
+            yield heapq.heappop(pending)[-1]
         if row.members is None:
             yield row
             continue
-        key = ring.key(row.key_id)
-        expected = seals.group_digest(kind, tenant.pk, row.members, key) if key is not None else None
-        if expected is None or not hmac.compare_digest(expected, row.digest):
-            raise GroupEdited(row)
-        for object_id, digest in seals.members_of(row.members):
+        for n, (object_id, digest) in enumerate(seals.members_of(row.members)):
             member = _SealRow({**row.__dict__, "object_id": object_id, "digest": digest, "members": None})
-            heapq.heappush(pending, (object_id, row.pk, member))
+            heapq.heappush(pending, (object_id, row.pk, n, member))
     while pending:
-        yield heapq.heappop(pending)[2]
+        yield heapq.heappop(pending)[-1]
 
 
 def _written(seal: _SealRow) -> tuple[datetime, str]:

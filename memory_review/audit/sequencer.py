@@ -200,7 +200,7 @@ def _link_transitions(head, ring: Keyring, *, using: str, batch: int) -> int:
     return len(rows)
 
 
-SEAL_READ = (*seals.LEAF_FIELDS, "created_at", "leaf", "pk")
+SEAL_READ = (*seals.LEAF_FIELDS, "created_at", "leaf", "members", "pk")
 
 
 def _link_seals(head, ring: Keyring, *, using: str, batch: int) -> int:
