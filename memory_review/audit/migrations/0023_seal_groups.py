@@ -1,7 +1,8 @@
 """Seals of many rows (issue 30, docs/audit.md "Seals"): a write of many rows of a kind sealed in
 groups (an event's votes) is sealed by one ledger row whose `members` hold each row's id and
-digest, and whose digest is the HMAC of them. Rows sealed before keep one ledger row each, with no
-members: every existing row and hash is as it was, so the ledger verifies across the change.
+digest (in the ledger row's leaf and hash), and whose digest is the HMAC of them. Rows sealed
+before keep one ledger row each, with no members, and a row without members is hashed as before:
+every existing row and hash is as it was, so the ledger verifies across the change.
 
 The append-only triggers: PostgreSQL's compares whole rows, so the new column is held with the
 rest; SQLite's names its columns, so it is made again with this one; Oracle's is in
