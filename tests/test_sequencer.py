@@ -320,7 +320,7 @@ def test_a_run_that_finds_the_head_held_leaves_its_flag_set_and_comes_back_a_del
     goes, its flag still set; back after the holder, it links what came meanwhile."""
     from django.core.cache import cache
 
-    settings.AUDIT_SEQUENCE_DELAY_MS = 250
+    settings.AUDIT_SEQUENCE_DELAY_MS, settings.AUDIT_SEQUENCE_SWEEP_SECONDS = 250, 5.0
     memory = make_memory(acme)
     sequencer.run(acme.pk)
     queued.clear()
@@ -342,7 +342,7 @@ def test_a_run_that_finds_the_head_held_leaves_its_flag_set_and_comes_back_a_del
     assert cache.get(heads.flag(acme.pk)) is not None and queued == [((acme.pk,), 0.25)]
 
     assert sequencer.run(acme.pk, queued=True).rows == 0  # returned at once: the head is held
-    assert queued == [((acme.pk,), 0.25)] * 2  # and queued again, a delay on
+    assert queued[1:] == [((acme.pk, 1), 0.25)]  # and queued again, a delay on
     assert sequencer.waiting(acme.pk) and cache.get(heads.flag(acme.pk)) is not None
     # Beat's sweep finds the head held too: a run is coming (the flag), so it queues none.
     assert sequencer.run(acme.pk).rows == 0 and len(queued) == 2
@@ -350,14 +350,19 @@ def test_a_run_that_finds_the_head_held_leaves_its_flag_set_and_comes_back_a_del
     # flag already set still queued the run again), so one that lapsed meanwhile does not let the
     # next commit start a second.
     cache.delete(heads.flag(acme.pk))
-    assert sequencer.run(acme.pk, queued=True).rows == 0 and len(queued) == 3
+    assert sequencer.run(acme.pk, queued=True, held=1).rows == 0 and len(queued) == 3
     make_memory(acme)
     assert len(queued) == 3 and cache.get(heads.flag(acme.pk)) is not None
+    # Each run that finds it held again comes back twice as late, up to the sweep's period.
+    assert queued[2] == ((acme.pk, 2), 0.5)
+    for held_before in range(2, 7):
+        assert sequencer.run(acme.pk, queued=True, held=held_before).rows == 0
+    assert [countdown for _, countdown in queued[3:]] == [1.0, 2.0, 4.0, 5.0, 5.0]
     release.set()
     held.join(10)
-    assert sequencer.run(acme.pk, queued=True).linked >= 1  # the run queued again, after the holder
+    assert sequencer.run(acme.pk, queued=True, held=7).linked >= 1  # the run queued again, after the holder
     assert not sequencer.waiting(acme.pk) and cache.get(heads.flag(acme.pk)) is None
-    assert len(queued) == 3
+    assert len(queued) == 8
     assert verification.problem_in(acme) is None
 
 
@@ -385,7 +390,7 @@ def test_a_run_the_broker_refuses_leaves_no_flag_to_swallow_the_next_commits(acm
     heads.nudge_again(acme.pk)
     assert cache.get(heads.flag(acme.pk)) is None
     heads.nudge(acme.pk)  # the broker is back: the next commit's nudge queues the run
-    assert asked == [(acme.pk,)] * 3 and cache.get(heads.flag(acme.pk)) is not None
+    assert asked == [(acme.pk,), (acme.pk, 1), (acme.pk,)] and cache.get(heads.flag(acme.pk)) is not None
 
 
 @postgres_only

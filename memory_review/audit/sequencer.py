@@ -83,13 +83,14 @@ def _sequencing():
         sequencing.reset(token)
 
 
-def run(tenant_id: int, *, wait: bool = False, queued: bool = False) -> Run:
+def run(tenant_id: int, *, wait: bool = False, queued: bool = False, held: int = 0) -> Run:
     """The task's work (`queued`: the run a nudge queued), and the sweep's: link what has
     committed, once. The flag is cleared once the head is held, before anything is read, so a row
     that commits later queues the next run, AUDIT_SEQUENCE_DELAY_MS on (integrity/heads.py,
     `nudge`): a tenant's runs come about one a delay, each linking what many commits wrote,
     rather than back to back, a few rows each. A queued run that finds another holding the head
-    keeps its flag and comes back a delay later; the sweep's asks for a run as a commit would.
+    keeps its flag and comes back a delay later, twice as long each time it found it held
+    (`held`), up to the sweep's period; the sweep's asks for a run as a commit would.
     So no worker process waits on the head, and every row committed is linked by a run that
     starts after its commit. `wait`: wait for the head instead (a run in the writer's own
     process, Celery's eager mode, where nothing could come back)."""
@@ -97,7 +98,7 @@ def run(tenant_id: int, *, wait: bool = False, queued: bool = False) -> Run:
     if done is not None:
         return done
     if queued:
-        nudge_again(tenant_id)
+        nudge_again(tenant_id, held=held + 1)
     else:
         nudge(tenant_id)
     return Run()

@@ -30,9 +30,10 @@ def verify_run(tenant_id: int, pk: int) -> str:
 
 
 @shared_task(name=SEQUENCE_TASK, bind=True)
-def sequence(self, tenant_id: int) -> int:
-    """Link the tenant's committed audit rows into its chains (queued when a write commits)."""
-    return sequencer.run(tenant_id, wait=bool(self.request.is_eager), queued=True).rows
+def sequence(self, tenant_id: int, held: int = 0) -> int:
+    """Link the tenant's committed audit rows into its chains (queued when a write commits;
+    `held`: how many runs before this one found the head held)."""
+    return sequencer.run(tenant_id, wait=bool(self.request.is_eager), queued=True, held=held).rows
 
 
 @shared_task(name="memory_review.audit.tasks.sequence_waiting")

@@ -115,14 +115,16 @@ def nudge(tenant_id: int) -> None:
         logger.warning("audit: no sequencer run could be queued; beat's sweep will link them", exc_info=True)
 
 
-def nudge_again(tenant_id: int) -> None:
-    """Queue the flag's run again, AUDIT_SEQUENCE_DELAY_MS from now: a run that found another
-    holding the head comes back after it, rather than wait for it. The flag is set anew (its TTL
-    from now), so while the head is held writers' nudges queue nothing more and the tenant has one
-    run coming, however long the holder takes."""
+def nudge_again(tenant_id: int, *, held: int = 1) -> None:
+    """Queue the flag's run again: a run that found another holding the head comes back after it,
+    rather than wait for it. The flag is set anew (its TTL from now), so while the head is held
+    writers' nudges queue nothing more and the tenant has one run coming, however long the holder
+    takes. It comes AUDIT_SEQUENCE_DELAY_MS later, twice that after a second run found the head
+    held (`held` runs have), and so on up to beat's sweep period: a holder stuck for minutes (a
+    session idle in its transaction) costs a task every few seconds, not five a second."""
     try:
         cache.set(flag(tenant_id), 1, timeout=settings.AUDIT_SEQUENCE_FLAG_SECONDS)
-        _queue(tenant_id)
+        _queue(tenant_id, held=held)
     except Exception:
         logger.warning("audit: no sequencer run could be queued again; beat will link them", exc_info=True)
 
@@ -135,15 +137,24 @@ def clear_flag(tenant_id: int) -> None:
         logger.warning("audit: the cache did not answer", exc_info=True)
 
 
-def _queue(tenant_id: int) -> None:
-    """A run AUDIT_SEQUENCE_DELAY_MS from now, a moment late so that one run links what many commits
-    wrote (as a group commit does): a run costs a task and a dozen statements however few rows it
-    links. A broker that refuses it takes the flag with it, so the next commit asks again rather
-    than find a flag that announces nothing."""
+def backoff(held: int) -> float:
+    """Seconds until the next run once `held` runs in a row found the head held: the delay for a
+    commit's nudge (0) and the first (1), doubling after, at most beat's sweep period (and half the
+    flag's life, so the flag outlives the wait)."""
+    delay = settings.AUDIT_SEQUENCE_DELAY_MS / 1000
+    most = max(delay, min(settings.AUDIT_SEQUENCE_SWEEP_SECONDS, settings.AUDIT_SEQUENCE_FLAG_SECONDS / 2))
+    return min(delay * 2 ** min(max(held - 1, 0), 16), most)
+
+
+def _queue(tenant_id: int, *, held: int = 0) -> None:
+    """A run AUDIT_SEQUENCE_DELAY_MS from now (later after runs that found the head held:
+    `backoff`), a moment late so that one run links what many commits wrote (as a group commit
+    does): a run costs a task and a dozen statements however few rows it links. A broker that
+    refuses it takes the flag with it, so the next commit asks again rather than find a flag that
+    announces nothing."""
     try:
-        current_app.signature(SEQUENCE_TASK, args=(tenant_id,)).apply_async(
-            countdown=settings.AUDIT_SEQUENCE_DELAY_MS / 1000
-        )
+        args = (tenant_id, held) if held else (tenant_id,)
+        current_app.signature(SEQUENCE_TASK, args=args).apply_async(countdown=backoff(held))
     except Exception:
         clear_flag(tenant_id)
         raise
