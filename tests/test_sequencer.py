@@ -353,17 +353,49 @@ def test_a_run_that_finds_the_head_held_leaves_its_flag_set_and_comes_back_a_del
     assert sequencer.run(acme.pk, queued=True, held=1).rows == 0 and len(queued) == 3
     make_memory(acme)
     assert len(queued) == 3 and cache.get(heads.flag(acme.pk)) is not None
-    # Each run that finds it held again comes back twice as late, up to the sweep's period.
-    assert queued[2] == ((acme.pk, 2), 0.5)
+    # From its third try in a row, each run that finds it held comes back twice as late, up to
+    # the sweep's period.
+    assert queued[2] == ((acme.pk, 2), 0.25)
     for held_before in range(2, 7):
         assert sequencer.run(acme.pk, queued=True, held=held_before).rows == 0
-    assert [countdown for _, countdown in queued[3:]] == [1.0, 2.0, 4.0, 5.0, 5.0]
+    assert queued[3:] == [
+        ((acme.pk, n), c) for n, c in zip(range(3, 8), [0.5, 1.0, 2.0, 4.0, 5.0], strict=True)
+    ]
     release.set()
     held.join(10)
     assert sequencer.run(acme.pk, queued=True, held=7).linked >= 1  # the run queued again, after the holder
     assert not sequencer.waiting(acme.pk) and cache.get(heads.flag(acme.pk)) is None
     assert len(queued) == 8
+    make_memory(acme)  # the holder gone, the next commit's run comes at the usual delay
+    assert queued[8:] == [((acme.pk,), 0.25)]
     assert verification.problem_in(acme) is None
+
+
+def test_runs_that_find_the_head_held_back_off_to_the_sweeps_period_and_half_the_flags_life(settings):
+    settings.AUDIT_SEQUENCE_DELAY_MS, settings.AUDIT_SEQUENCE_SWEEP_SECONDS = 200, 5.0
+    settings.AUDIT_SEQUENCE_FLAG_SECONDS = 30
+
+    assert [heads.backoff(held) for held in range(9)] == [0.2, 0.2, 0.2, 0.4, 0.8, 1.6, 3.2, 5.0, 5.0]
+    assert heads.backoff(10**6) == 5.0  # however long the holder takes
+    settings.AUDIT_SEQUENCE_FLAG_SECONDS = 4
+    assert heads.backoff(9) == 2.0  # the flag outlives the wait, or a commit could start a second chain
+    settings.AUDIT_SEQUENCE_DELAY_MS = 8000
+    assert heads.backoff(0) == heads.backoff(9) == 8.0  # never sooner than the delay
+
+
+def test_the_task_passes_on_how_many_runs_found_the_head_held(acme, monkeypatch):
+    from memory_review.audit import tasks
+
+    asked = []
+    monkeypatch.setattr(
+        sequencer, "run", lambda tenant_id, **kwargs: asked.append((tenant_id, kwargs)) or sequencer.Run()
+    )
+
+    tasks.sequence.apply(args=(acme.pk, 3))
+    tasks.sequence.apply(args=(acme.pk,))  # a message from before the count was carried
+
+    assert [kwargs["held"] for _, kwargs in asked] == [3, 0]
+    assert all(kwargs["queued"] for _, kwargs in asked)
 
 
 def test_a_run_the_broker_refuses_leaves_no_flag_to_swallow_the_next_commits(acme, monkeypatch):

@@ -89,8 +89,8 @@ def run(tenant_id: int, *, wait: bool = False, queued: bool = False, held: int =
     that commits later queues the next run, AUDIT_SEQUENCE_DELAY_MS on (integrity/heads.py,
     `nudge`): a tenant's runs come about one a delay, each linking what many commits wrote,
     rather than back to back, a few rows each. A queued run that finds another holding the head
-    keeps its flag and comes back a delay later, twice as long each time it found it held
-    (`held`), up to the sweep's period; the sweep's asks for a run as a commit would.
+    keeps its flag and comes back a delay later (later still once `held` runs in a row have found
+    it held: heads.backoff); the sweep's asks for a run as a commit would.
     So no worker process waits on the head, and every row committed is linked by a run that
     starts after its commit. `wait`: wait for the head instead (a run in the writer's own
     process, Celery's eager mode, where nothing could come back)."""

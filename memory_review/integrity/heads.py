@@ -119,9 +119,9 @@ def nudge_again(tenant_id: int, *, held: int = 1) -> None:
     """Queue the flag's run again: a run that found another holding the head comes back after it,
     rather than wait for it. The flag is set anew (its TTL from now), so while the head is held
     writers' nudges queue nothing more and the tenant has one run coming, however long the holder
-    takes. It comes AUDIT_SEQUENCE_DELAY_MS later, twice that after a second run found the head
-    held (`held` runs have), and so on up to beat's sweep period: a holder stuck for minutes (a
-    session idle in its transaction) costs a task every few seconds, not five a second."""
+    takes. It comes `backoff(held)` later (`held` runs in a row have found the head held): a holder
+    stuck for minutes (a session idle in its transaction) costs a task every few seconds, not five
+    a second."""
     try:
         cache.set(flag(tenant_id), 1, timeout=settings.AUDIT_SEQUENCE_FLAG_SECONDS)
         _queue(tenant_id, held=held)
@@ -139,11 +139,12 @@ def clear_flag(tenant_id: int) -> None:
 
 def backoff(held: int) -> float:
     """Seconds until the next run once `held` runs in a row found the head held: the delay for a
-    commit's nudge (0) and the first (1), doubling after, at most beat's sweep period (and half the
-    flag's life, so the flag outlives the wait)."""
+    commit's nudge (0) and the first two (a run that holds the head briefly, another run say, is
+    waited out at the usual pace), then doubling, to at most beat's sweep period or half the
+    flag's life (so the flag outlives the wait), whichever is less, and never below the delay."""
     delay = settings.AUDIT_SEQUENCE_DELAY_MS / 1000
     most = max(delay, min(settings.AUDIT_SEQUENCE_SWEEP_SECONDS, settings.AUDIT_SEQUENCE_FLAG_SECONDS / 2))
-    return min(delay * 2 ** min(max(held - 1, 0), 16), most)
+    return min(delay * 2 ** min(max(held - 2, 0), 16), most)
 
 
 def _queue(tenant_id: int, *, held: int = 0) -> None:
