@@ -38,6 +38,7 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 from standardwebhooks import Webhook
 
+from memory_review.integrity.commits import once_on_commit
 from memory_review.memories.models import MemoryChange
 from memory_review.tenancy.models import Tenant
 from memory_review.tenancy.names import actor_names
@@ -232,14 +233,8 @@ def on_change(sender, change: MemoryChange, **kwargs) -> None:
     """memories.changes.change_recorded's receiver (connected in apps.py): one nudge a tenant
     when the transaction commits, however many changes it makes (a bulk forget makes hundreds).
     The callbacks waiting on this connection are the record: a rollback drops them with it."""
-    if change.seq is None:  # no position yet: the sequencer's `positioned` nudges once it has one
-        return
-    waiting = transaction.get_connection().run_on_commit
-    if any(getattr(callback, "nudges", None) == change.tenant_id for _, callback, _ in waiting):
-        return
-    callback = partial(nudge, change.tenant_id)
-    callback.nudges = change.tenant_id
-    transaction.on_commit(callback)
+    if change.seq is not None:  # none yet: the sequencer's `positioned` nudges once it has one
+        once_on_commit(("fan-out", change.tenant_id), partial(nudge, change.tenant_id))
 
 
 def on_positioned(sender, tenant_id: int, **kwargs) -> None:

@@ -12,12 +12,14 @@ tenant's AuditChain row until it commits.
 import json
 import logging
 from contextvars import ContextVar
+from functools import partial
 
 from celery import current_app
 from django.apps import apps
 from django.conf import settings
 from django.core.cache import cache
-from django.db import connections, transaction
+
+from .commits import once_on_commit
 
 GENESIS = "0" * 64
 INLINE, DEFERRED = "inline", "deferred"
@@ -83,19 +85,8 @@ def links_inline() -> bool:
 def written(tenant_id: int, *, using: str = "default") -> None:
     """A writer has added rows that wait for a position: one sequencer run is asked for when its
     transaction commits, however many rows it wrote; a rollback drops the request with the rows."""
-    if sequencing.get():
-        return
-    waiting = connections[using].run_on_commit
-    if not any(getattr(callback, "sequences", None) == tenant_id for _, callback, _ in waiting):
-        transaction.on_commit(_Nudge(tenant_id), using=using)
-
-
-class _Nudge:
-    def __init__(self, tenant_id: int):
-        self.sequences = tenant_id
-
-    def __call__(self) -> None:
-        nudge(self.sequences)
+    if not sequencing.get():
+        once_on_commit(("sequence", tenant_id), partial(nudge, tenant_id), using=using)
 
 
 def flag(tenant_id: int) -> str:

@@ -626,5 +626,5 @@ def test_a_transaction_of_many_changes_nudges_the_fan_out_once(acme, django_capt
         for _ in range(5):
             make_memory(acme)
 
-    nudges = [callback for callback in callbacks if getattr(callback, "nudges", None) == acme.pk]
+    nudges = [c for c in callbacks if getattr(c, "once_key", None) == ("fan-out", acme.pk)]
     assert len(nudges) == 1
