@@ -308,6 +308,17 @@ def worker_host_env(var_dir: str) -> dict:
     return env
 
 
+def threads_budget(env: dict, pool: str, threads: int) -> dict:
+    """JEV_REQUESTS_PER_MINUTE is a process's (docs/deploy.md), and a threads worker's one process
+    carries all its threads' requests: unless the run names one, it gets what as many prefork
+    processes would have between them, so the two pools are timed on the same budget (at one
+    process's 1,200 a minute, 20 requests a second, a threads worker judges about three events a
+    second however many threads it has). The stand-in enforces no key's limit."""
+    if pool == "threads" and "JEV_REQUESTS_PER_MINUTE" not in os.environ:
+        env = {**env, "JEV_REQUESTS_PER_MINUTE": str(settings.JEV_REQUESTS_PER_MINUTE * threads)}
+    return env
+
+
 # -- what each process group spends -------------------------------------------------------------
 
 TICK = os.sysconf("SC_CLK_TCK")
@@ -818,7 +829,7 @@ def run_pool(
             [sys.executable, "-m", "celery", "-A", "memory_review", "worker", f"--pool={args.pool}",
              f"--concurrency={workers}", f"--hostname=throughput{workers}-{h}-{os.getpid()}@%h",
              "--without-gossip", "--without-mingle", "--without-heartbeat", "--loglevel=WARNING"],
-            cwd=Path(host), env=worker_host_env(host),
+            cwd=Path(host), env=threads_budget(worker_host_env(host), args.pool, workers),
         ))  # fmt: skip
     cpu = Cpu({**roots, "workers": [worker.pid for worker in started]}, sampler.database)
     try:
@@ -1049,7 +1060,8 @@ def measure(args, tokens: list[dict[str, str]], broker: redis.Redis) -> dict:
         say(
             f"gunicorn: {args.web_workers} workers ({'gunicorn_conf.py' if conf.exists() else 'no conf'}); "
             f"stand-in at {args.latency_ms:.0f} ms; JEV_MAX_CONCURRENCY {settings.JEV_MAX_CONCURRENCY}, "
-            f"JEV_REQUESTS_PER_MINUTE {settings.JEV_REQUESTS_PER_MINUTE} a process; "
+            f"JEV_REQUESTS_PER_MINUTE {settings.JEV_REQUESTS_PER_MINUTE} a process"
+            f"{' (a threads worker: times its threads)' if args.pool == 'threads' else ''}; "
             f"{args.step_seconds:g} s a step\n"
         )
         roots = {"web": [web.pid], "standin": [standin.pid]}
