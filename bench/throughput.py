@@ -309,14 +309,21 @@ def worker_host_env(var_dir: str) -> dict:
 
 
 def threads_budget(env: dict, pool: str, threads: int) -> dict:
-    """JEV_REQUESTS_PER_MINUTE is a process's (docs/deploy.md), and a threads worker's one process
-    carries all its threads' requests: unless the run names one, it gets what as many prefork
-    processes would have between them, so the two pools are timed on the same budget (at one
-    process's 1,200 a minute, 20 requests a second, a threads worker judges about three events a
-    second however many threads it has). The stand-in enforces no key's limit."""
-    if pool == "threads" and "JEV_REQUESTS_PER_MINUTE" not in os.environ:
-        env = {**env, "JEV_REQUESTS_PER_MINUTE": str(settings.JEV_REQUESTS_PER_MINUTE * threads)}
+    """JEV_REQUESTS_PER_MINUTE and JEV_MAX_CONCURRENCY are a process's (docs/deploy.md), and a
+    threads worker's one process carries all its threads' requests: each that the run does not
+    name gets what as many prefork processes would have had between them, so the two pools are
+    timed on the same budget. (At one process's 1,200 a minute, 20 requests a second, a threads
+    worker judges about three events a second once the first minute's burst is spent, however many
+    threads it has; at 32 requests at once, five events' worth, a burst's events wait for places.)
+    The stand-in enforces no key's limit. Request threads are made as they are needed."""
+    if pool == "threads":
+        for name in BUDGETS:
+            if name not in os.environ:
+                env = {**env, name: str(getattr(settings, name) * threads)}
     return env
+
+
+BUDGETS = ("JEV_REQUESTS_PER_MINUTE", "JEV_MAX_CONCURRENCY")
 
 
 # -- what each process group spends -------------------------------------------------------------
@@ -857,6 +864,12 @@ def run_pool(
             "workers": workers,
             "hosts": args.hosts,
             "resident_mb": resident,
+            # What each worker process had of Jev (threads_budget), as the run gave it.
+            "jev_a_process": {
+                name.lower(): int(given.get(name, getattr(settings, name)))
+                for given in [threads_budget(os.environ, args.pool, workers)]
+                for name in BUDGETS
+            },
             "sustained_per_s": max((f["completed_per_s"] for f in kept), default=0.0),
             "sustained_offered_per_s": max((f["offered_per_s"] for f in kept), default=0.0),
             "ceiling_per_s": max(f["completed_per_s"] for f in steps),
@@ -1057,11 +1070,12 @@ def measure(args, tokens: list[dict[str, str]], broker: redis.Redis) -> dict:
         processes.append(web)
         throwaway.wait_for_port(STANDIN_PORT, "the stand-in")
         throwaway.wait_for_port(WEB_PORT, "gunicorn")
+        threads = args.pool == "threads"
         say(
             f"gunicorn: {args.web_workers} workers ({'gunicorn_conf.py' if conf.exists() else 'no conf'}); "
             f"stand-in at {args.latency_ms:.0f} ms; JEV_MAX_CONCURRENCY {settings.JEV_MAX_CONCURRENCY}, "
             f"JEV_REQUESTS_PER_MINUTE {settings.JEV_REQUESTS_PER_MINUTE} a process"
-            f"{' (a threads worker: times its threads)' if args.pool == 'threads' else ''}; "
+            f"{' (a threads worker: times its threads, but what the run names)' if threads else ''}; "
             f"{args.step_seconds:g} s a step\n"
         )
         roots = {"web": [web.pid], "standin": [standin.pid]}

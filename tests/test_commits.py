@@ -41,19 +41,30 @@ def test_outside_a_transaction_it_runs_at_once_every_time():
     assert calls == [1, 2]
 
 
-def test_a_plain_function_is_not_marked_for_later_transactions():
+def test_one_function_under_two_keys_is_asked_for_under_each():
     calls = []
 
     def fan_out():
         calls.append(len(calls))
 
-    for _ in range(2):
-        with transaction.atomic():
-            once_on_commit(("fan-out", 1), fan_out)
-            once_on_commit(("fan-out", 1), fan_out)
+    with transaction.atomic():
+        once_on_commit(("fan-out", 1), fan_out)
+        once_on_commit(("fan-out", 2), fan_out)  # a tag on the function itself would be overwritten
+        once_on_commit(("fan-out", 1), fan_out)  # here, and this one taken for new
 
     assert calls == [0, 1]
     assert not hasattr(fan_out, "once_key")
+
+
+def test_a_savepoint_rolled_back_takes_its_request_and_a_later_write_asks_again():
+    calls = []
+    with transaction.atomic():
+        with pytest.raises(RuntimeError), transaction.atomic():
+            once_on_commit(("fan-out", 1), lambda: calls.append("rolled back"))
+            raise RuntimeError
+        once_on_commit(("fan-out", 1), lambda: calls.append("committed"))
+
+    assert calls == ["committed"]
 
 
 @pytest.mark.django_db  # in the test's transaction: the callbacks wait for a commit that never comes
