@@ -308,19 +308,18 @@ def worker_host_env(var_dir: str) -> dict:
     return env
 
 
-def threads_budget(env: dict, pool: str, threads: int) -> dict:
-    """JEV_REQUESTS_PER_MINUTE and JEV_MAX_CONCURRENCY are a process's (docs/deploy.md), and a
-    threads worker's one process carries all its threads' requests: each that the run does not
-    name gets what as many prefork processes would have had between them, so the two pools are
-    timed on the same budget. (At one process's 1,200 a minute, 20 requests a second, a threads
-    worker judges about three events a second once the first minute's burst is spent, however many
-    threads it has; at 32 requests at once, five events' worth, a burst's events wait for places.)
-    The stand-in enforces no key's limit. Request threads are made as they are needed."""
-    if pool == "threads":
-        for name in BUDGETS:
-            if name not in os.environ:
-                env = {**env, name: str(getattr(settings, name) * threads)}
-    return env
+def threads_budget(pool: str, threads: int) -> dict[str, str]:
+    """What a worker's environment gets of Jev's limits beyond the run's own. JEV_REQUESTS_PER_MINUTE
+    and JEV_MAX_CONCURRENCY are a process's (docs/deploy.md), and a threads worker's one process
+    carries all its threads' requests: each that the run does not name gets what as many prefork
+    processes would have had between them, so the two pools are timed on the same budget. (At one
+    process's 1,200 a minute, 20 requests a second, a threads worker judges about three events a
+    second once the first minute's burst is spent, however many threads it has; at 32 requests at
+    once, five events' worth, a burst's events wait for places.) The stand-in enforces no key's
+    limit. Request threads are made as they are needed."""
+    if pool != "threads":
+        return {}
+    return {name: str(getattr(settings, name) * threads) for name in BUDGETS if name not in os.environ}
 
 
 BUDGETS = ("JEV_REQUESTS_PER_MINUTE", "JEV_MAX_CONCURRENCY")
@@ -829,14 +828,14 @@ def run_pool(
 ) -> dict:
     """One run: `--hosts` Celery workers, each in a folder and settings of its own as a worker host
     is (docs/deploy.md), sharing only the database and the broker, each with a pool of `workers`."""
-    started = []
+    started, budget = [], threads_budget(args.pool, workers)
     for h in range(args.hosts):
         host = tempfile.mkdtemp(prefix=f"bench-worker-host{h}-")
         started.append(start(
             [sys.executable, "-m", "celery", "-A", "memory_review", "worker", f"--pool={args.pool}",
              f"--concurrency={workers}", f"--hostname=throughput{workers}-{h}-{os.getpid()}@%h",
              "--without-gossip", "--without-mingle", "--without-heartbeat", "--loglevel=WARNING"],
-            cwd=Path(host), env=threads_budget(worker_host_env(host), args.pool, workers),
+            cwd=Path(host), env={**worker_host_env(host), **budget},
         ))  # fmt: skip
     cpu = Cpu({**roots, "workers": [worker.pid for worker in started]}, sampler.database)
     try:
@@ -865,11 +864,7 @@ def run_pool(
             "hosts": args.hosts,
             "resident_mb": resident,
             # What each worker process had of Jev (threads_budget), as the run gave it.
-            "jev_a_process": {
-                name.lower(): int(given.get(name, getattr(settings, name)))
-                for given in [threads_budget(os.environ, args.pool, workers)]
-                for name in BUDGETS
-            },
+            "jev_a_process": {n.lower(): int(budget.get(n, getattr(settings, n))) for n in BUDGETS},
             "sustained_per_s": max((f["completed_per_s"] for f in kept), default=0.0),
             "sustained_offered_per_s": max((f["offered_per_s"] for f in kept), default=0.0),
             "ceiling_per_s": max(f["completed_per_s"] for f in steps),
