@@ -1,20 +1,30 @@
 """Validated input (schemas.py) into the domain's write services: one path for the API and for
 `import_jsonl`, so a bulk load accepts and stores exactly what the API would."""
 
+from collections.abc import Sequence
+
 from django.db import transaction
 
 from memory_review.assessments import screening
 from memory_review.memories import holds
 from memory_review.memories.models import Memory, SourceEvent
-from memory_review.memories.services import event_record, memory_write
+from memory_review.memories.services import event_record, events_record, memory_write
 from memory_review.tenancy.models import Tenant
 
 from .schemas import EventIn, MemoryIn
 
 
 def record_event(*, tenant: Tenant, body: EventIn) -> SourceEvent:
-    return event_record(
-        tenant=tenant,
+    return event_record(tenant=tenant, **_event_fields(body))
+
+
+def record_events(*, tenant: Tenant, bodies: Sequence[EventIn]) -> list[SourceEvent]:
+    """Many events in one INSERT (the batch intake), in the order given."""
+    return events_record(tenant=tenant, events=[_event_fields(body) for body in bodies])
+
+
+def _event_fields(body: EventIn) -> dict:
+    return dict(
         source=body.source,
         text=body.text,
         run_id=body.run_id,

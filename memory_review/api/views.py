@@ -20,7 +20,7 @@ from memory_review.agents import feed, inforce, shapes, webhooks
 from memory_review.agents import receipts as receipt_log
 from memory_review.agents.models import WebhookDelivery
 from memory_review.assessments import selectors as assessments_selectors
-from memory_review.assessments.invalidation import observe_event
+from memory_review.assessments.invalidation import observe_events
 from memory_review.assessments.models import Assessment, NoActivePolicy, Verdict
 from memory_review.assessments.promotion import candidate_propose
 from memory_review.integrity import seals
@@ -162,7 +162,7 @@ def events(request: HttpRequest, tenant):
     body = parse(request, schemas.EventIn)
     used = _checked_receipts(tenant, body.receipts, "receipts")
     with transaction.atomic():
-        observed = _observe(tenant, body, used)
+        (observed,) = _observe(tenant, [body], [used])
     return JsonResponse(observed, status=202)
 
 
@@ -181,26 +181,29 @@ def events_batch(request: HttpRequest, tenant):
         for n, event in enumerate(body.events)
     ]
     with transaction.atomic():
-        observed = [
-            _observe(tenant, event, receipts) for event, receipts in zip(body.events, used, strict=True)
-        ]
+        observed = _observe(tenant, body.events, used)
     return JsonResponse({"events": observed}, status=202)
 
 
-def _observe(tenant, body: schemas.EventIn, used: list[receipt_log.Used]) -> dict:
-    """Record the event (and the receipts that came with it) and queue its assessment; what the
-    agent is told of it. In the caller's transaction."""
-    if used:
-        receipt_log.record(tenant, used)
-    event = intake.record_event(tenant=tenant, body=body)
-    assessment = observe_event(event=event, remember_successor=body.remember_successor, recorded_now=True)
-    return {
-        "event_id": event.pk,
-        "assessment_id": assessment.pk,
-        "state": assessment.state,
-        "assessment_url": f"/api/v1/t/{tenant.slug}/assessments/{assessment.pk}",
-        "page_url": reverse("assessment-detail", args=[tenant.slug, assessment.pk]),
-    }
+def _observe(tenant, bodies: list[schemas.EventIn], used: list[list[receipt_log.Used]]) -> list[dict]:
+    """Record the events (and the receipts that came with each) and queue their assessments, in
+    the caller's transaction: the events in one INSERT and their assessments in another, however
+    many came in the POST. What the agent is told of each, in the order posted."""
+    for receipts in used:
+        if receipts:
+            receipt_log.record(tenant, receipts)
+    events = intake.record_events(tenant=tenant, bodies=bodies)
+    assessments = observe_events(events, remember_successor=[body.remember_successor for body in bodies])
+    return [
+        {
+            "event_id": event.pk,
+            "assessment_id": assessment.pk,
+            "state": assessment.state,
+            "assessment_url": f"/api/v1/t/{tenant.slug}/assessments/{assessment.pk}",
+            "page_url": reverse("assessment-detail", args=[tenant.slug, assessment.pk]),
+        }
+        for event, assessment in zip(events, assessments, strict=True)
+    ]
 
 
 @require_http_methods(["GET", "POST"])

@@ -264,19 +264,48 @@ def observe_event(
     `recorded_now`: the caller recorded the event in this transaction, so it has none yet (one
     INSERT, where looking first costs three more round trips on every event an agent posts; the
     unique constraint still refuses a second)."""
+    if recorded_now:
+        return observe_events([event], remember_successor=[remember_successor], enqueue=enqueue)[0]
     fields = dict(tenant_id=event.tenant_id, event=event, purpose=Assessment.Purpose.INVALIDATION)
     defaults = {
         "policy": PolicyVersion.objects.for_tenant(event.tenant_id).active(),
         "question_set_version": q.INVALIDATION_VERSION,
         "remember_successor": remember_successor,
     }
-    if recorded_now:
-        assessment, created = Assessment.objects.create(**fields, **defaults), True
-    else:
-        assessment, created = Assessment.objects.get_or_create(**fields, defaults=defaults)
+    assessment, created = Assessment.objects.get_or_create(**fields, defaults=defaults)
     if created:
         enqueue_on_commit(assessment, enqueue)
     return assessment
+
+
+def observe_events(
+    events: Sequence[SourceEvent],
+    *,
+    remember_successor: Sequence[bool],
+    enqueue: Callable[[Assessment], None] | None = None,
+) -> list[Assessment]:
+    """`observe_event` for events of one tenant the caller recorded in this transaction: their
+    assessments in one INSERT, sealed by one ledger statement, under one read of the policy (a
+    batch of ten events was ten of each). Each is queued on commit."""
+    if not events:
+        return []
+    policy = PolicyVersion.objects.for_tenant(events[0].tenant_id).active()
+    assessments = Assessment.objects.bulk_create(
+        [
+            Assessment(
+                tenant_id=event.tenant_id,
+                event=event,
+                purpose=Assessment.Purpose.INVALIDATION,
+                policy=policy,
+                question_set_version=q.INVALIDATION_VERSION,
+                remember_successor=remember,
+            )  # fmt: skip
+            for event, remember in zip(events, remember_successor, strict=True)
+        ]
+    )
+    for assessment in assessments:
+        enqueue_on_commit(assessment, enqueue)
+    return assessments
 
 
 def run_invalidation(

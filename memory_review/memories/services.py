@@ -1,5 +1,6 @@
 """Writes to memories and their evidence. Status changes go through lifecycle.transition()."""
 
+from collections.abc import Sequence
 from datetime import datetime
 
 from django.db import IntegrityError, transaction
@@ -26,9 +27,22 @@ def require_kind(kind: str) -> None:
         raise ValueError(f"unknown kind {kind!r}; expected one of {Memory.Kind.values}")
 
 
-def event_record(
-    *,
+def event_record(*, tenant: Tenant, **fields) -> SourceEvent:
+    """One event: its source and text, and its scope, run and time if known (`_event`)."""
+    event = _event(tenant, **fields)
+    event.save(force_insert=True)
+    return event
+
+
+def events_record(*, tenant: Tenant, events: Sequence[dict]) -> list[SourceEvent]:
+    """Record events, each given as `event_record`'s keywords, in one INSERT sealed by one ledger
+    statement (the batch intake: ten events a POST were ten of each, and a policy read each)."""
+    return SourceEvent.objects.bulk_create([_event(tenant, **fields) for fields in events])
+
+
+def _event(
     tenant: Tenant,
+    *,
     source: str,
     text: str,
     user_id: str | None = None,
@@ -41,7 +55,7 @@ def event_record(
         raise ValueError("an event needs text")
     if source not in SourceEvent.Source.values:
         raise ValueError(f"unknown source {source!r}; expected one of {SourceEvent.Source.values}")
-    return SourceEvent.objects.create(
+    return SourceEvent(
         tenant=tenant,
         source=source,
         text=text,

@@ -60,7 +60,7 @@ def test_a_crash_is_a_json_500_with_the_request_id_and_no_trace(client, token, m
     def explode(*args, **kwargs):
         raise RuntimeError("secret detail that must not leak")
 
-    monkeypatch.setattr(views.intake, "record_event", explode)
+    monkeypatch.setattr(views.intake, "record_events", explode)
     client.raise_request_exception = False
 
     response = client.post(

@@ -5,11 +5,15 @@ import json
 import time
 
 import pytest
+from django.db import connection
 from django.test import override_settings
+from django.test.utils import CaptureQueriesContext
 
 from memory_review.agents.models import Receipt
 from memory_review.api import schemas
 from memory_review.assessments.models import Assessment
+from memory_review.audit import verification
+from memory_review.integrity import seals
 from memory_review.memories.models import SourceEvent
 from memory_review.tenancy.tokens import token_create
 from tests.factories import make_memory
@@ -56,6 +60,43 @@ def test_a_batch_records_every_event_in_order_and_queues_each_assessment(client,
             "queued",
         )
         assert answer["assessment_url"] == f"/api/v1/t/acme/assessments/{assessment.pk}"
+
+
+def test_a_batch_writes_its_events_and_its_assessments_in_one_insert_each_sealed_and_verified(
+    client, token, acme
+):
+    """Ten events cost the statements two do: one INSERT of the events and one of their
+    assessments, each sealed by one ledger statement, one read of the policy."""
+    assert post(client, token, {"events": events(1)}).status_code == 202  # a tenant's first write makes more
+    counts = {}
+    for n in (2, 10):
+        with CaptureQueriesContext(connection) as run:
+            assert post(client, token, {"events": events(n)}).status_code == 202
+        statements = [q["sql"] for q in run.captured_queries]
+        counts[n] = len(statements)
+        inserts = [sql for sql in statements if sql.startswith("INSERT INTO")]
+        assert sum('"memories_sourceevent"' in sql for sql in inserts) == 1
+        assert sum('"assessments_assessment"' in sql for sql in inserts) == 1
+        assert sum("policyversion" in sql for sql in statements) == 1
+    assert counts[10] == counts[2], counts
+
+    assert SourceEvent.objects.count() == Assessment.objects.count() == 13
+    for model in (SourceEvent, Assessment):
+        assert all(seals.unchanged(model, pk) for pk in model.objects.values_list("pk", flat=True))
+    assert verification.problem_in(acme) is None
+
+
+def test_each_event_of_a_batch_keeps_its_own_remember_successor(client, token, acme):
+    body = events(3)
+    body[1]["remember_successor"] = True
+
+    answers = post(client, token, {"events": body}).json()["events"]
+
+    assert [Assessment.objects.get(pk=a["assessment_id"]).remember_successor for a in answers] == [
+        False,
+        True,
+        False,
+    ]
 
 
 @pytest.mark.parametrize(
