@@ -8,16 +8,25 @@ the same requests one after another (JEV_MAX_CONCURRENCY=1).
     .venv/bin/python bench/observe_event.py [--latency-ms 150] [--events 5] [--postgres URL]
 
 It runs the pipeline in-process (no Celery hop) on a throwaway SQLite database, or with
-`--postgres postgres://postgres@127.0.0.1:5432` on a throwaway PostgreSQL database.
+`--postgres postgres://postgres@127.0.0.1:5432` on a throwaway PostgreSQL database, as the
+worker's task runs it: in the tenant's database context, its lease taken first, and with the
+audit rows left for the sequencer (AUDIT_SEQUENCER=deferred, as shipped). The sequencer's run that
+links them is made after each event, as a worker would make it 200 ms later, and timed on its own
+("linked after"), not in the event's time. With AUDIT_SEQUENCER=inline in the environment, each
+write links its own rows under the tenant's head, in the event's time.
 """
 
 import argparse
 import json
+import os
 import resource
 import statistics
 import subprocess
 import sys
 import time
+
+# As shipped: writers leave their audit rows to the sequencer (throwaway's own default is inline).
+os.environ.setdefault("AUDIT_SEQUENCER", "deferred")
 
 import django  # noqa: E402
 import throwaway  # noqa: E402, I001  (before Django: it chooses the database)
@@ -30,8 +39,12 @@ from django.test.utils import override_settings  # noqa: E402
 
 from memory_review.assessments.invalidation import observe_event, run_invalidation  # noqa: E402
 from memory_review.assessments.jev import Jev, noul  # noqa: E402
+from memory_review.assessments.leases import claim  # noqa: E402
 from memory_review.assessments.models import Verdict  # noqa: E402
 from memory_review.assessments.services import policy_ensure_default  # noqa: E402
+from memory_review.audit import sequencer  # noqa: E402
+from memory_review.integrity import heads  # noqa: E402
+from memory_review.integrity.db_context import tenant_context  # noqa: E402
 from memory_review.memories.models import Memory, content_hash  # noqa: E402
 from memory_review.memories.services import event_record  # noqa: E402
 from memory_review.tenancy.models import Tenant  # noqa: E402
@@ -76,6 +89,10 @@ def pool(tenant: Tenant, size: int, mode: str) -> str:
     return user
 
 
+def linked(ms: float | None) -> str:
+    return f"{'-':>12}" if ms is None else f"{ms:>10.1f}ms"
+
+
 def one_request_ms(jev: Jev, repeats: int = 5) -> float:
     state = {"event": {"text": "ping", "source": "chat"}, "memories": [{"fact": "pong", "kind": "fact"}]}
     samples = []
@@ -87,15 +104,22 @@ def one_request_ms(jev: Jev, repeats: int = 5) -> float:
 
 
 def run(tenant: Tenant, user: str, size: int, events: int, jev: Jev) -> dict:
-    walls, requests, tokens, costs, verdicts = [], [], [], [], []
+    walls, linking, requests, tokens, costs, verdicts = [], [], [], [], [], []
     for n in range(events):
         a, b, c, _ = words_for(n * 3)
         text = f"{a.title()} {b} {c} now changed to {WORDS[n]} instead."
         event = event_record(tenant=tenant, source="email", text=text, user_id=user)
         assessment = observe_event(event=event, enqueue=lambda a: None)
-        started = time.perf_counter()
-        done = run_invalidation(assessment.pk, jev=jev)
-        walls.append((time.perf_counter() - started) * 1000)
+        with tenant_context(tenant.pk):  # the task's body (assessments/tasks.py), with the bench's client
+            started = time.perf_counter()
+            claimed = claim(tenant_id=tenant.pk, assessment_id=assessment.pk)
+            done = run_invalidation(assessment.pk, tenant_id=tenant.pk, jev=jev, claimed=claimed)
+            walls.append((time.perf_counter() - started) * 1000)
+            if not heads.links_inline():  # the run a worker would make next (its flag cleared)
+                started = time.perf_counter()
+                sequencer.run(tenant.pk, wait=True, queued=True)
+                linking.append((time.perf_counter() - started) * 1000)
+                assert not sequencer.waiting(tenant.pk), "the sequencer left rows waiting"
         assert done.state == "done", done.error
         requests.append(done.requests)
         tokens.append(done.input_tokens)
@@ -104,6 +128,7 @@ def run(tenant: Tenant, user: str, size: int, events: int, jev: Jev) -> dict:
     return {
         "median_ms": statistics.median(walls),
         "p95_ms": percentile(walls, 95),
+        "linked_after_ms": statistics.median(linking) if linking else None,
         "requests": statistics.mean(requests),
         "tokens": statistics.mean(tokens),
         "cost": statistics.mean(costs),
@@ -148,14 +173,27 @@ def main() -> None:
 
         single = one_request_ms(client(1))
         print(f"stand-in latency {args.latency_ms:.0f} ms; one request end to end: {single:.0f} ms (median)")
-        print(f"{args.events} events per size; ratios are wall time per event / one request\n")
+        print(f"{args.events} events per size; ratios are wall time per event / one request")
+        print(
+            f"audit rows: AUDIT_SEQUENCER={settings.AUDIT_SEQUENCER}"
+            + (
+                " (linked by the sequencer's run after each event: `linked after`, not in its time)\n"
+                if settings.AUDIT_SEQUENCER == "deferred"
+                else " (each write links its own, in the event's time)\n"
+            )
+        )
         header = (
             f"{'candidates':>10} {'mode':>10} {'median':>8} {'p95':>8} {'ratio':>6} {'requests':>8} "
-            f"{'tokens':>8} {'cost $':>10} {'verdicts/s':>10}"
+            f"{'tokens':>8} {'cost $':>10} {'verdicts/s':>10} {'linked after':>12}"
         )
         print(header)
         print("-" * len(header))
-        figures = {"latency_ms": args.latency_ms, "one_request_ms": round(single), "runs": []}
+        figures = {
+            "latency_ms": args.latency_ms,
+            "one_request_ms": round(single),
+            "audit_sequencer": settings.AUDIT_SEQUENCER,
+            "runs": [],
+        }
         for size in map(int, args.sizes.split(",")):
             for mode, concurrency in (("concurrent", settings.JEV_MAX_CONCURRENCY), ("baseline", 1)):
                 user = pool(tenant, size, mode)  # a fresh pool: the events kill what they bear on
@@ -164,7 +202,7 @@ def main() -> None:
                 print(
                     f"{size:>10} {mode:>10} {r['median_ms']:>6.0f}ms {r['p95_ms']:>6.0f}ms "
                     f"{r['median_ms'] / single:>5.2f}x {r['requests']:>8.1f} {r['tokens']:>8.0f} "
-                    f"{r['cost']:>10.6f} {r['verdicts_per_s']:>10.0f}"
+                    f"{r['cost']:>10.6f} {r['verdicts_per_s']:>10.0f} {linked(r['linked_after_ms'])}"
                 )
                 figures["runs"].append({"candidates": size, "mode": mode, **r})
     finally:
