@@ -497,15 +497,17 @@ def _apply(verdict_id: int, actor: Actor, *, remember_successor: bool, policy: T
             return None  # a person moved it since, or it is already where it should be (or frozen)
         try:
             # No savepoint of its own: a refused move rolls this verdict's whole transaction back,
-            # which holds nothing else (one round trip less each way on the common path).
+            # its flag with it, which holds nothing else (one round trip less each way on the
+            # common path). The flag first: the move's tally stripes are rows every move of the
+            # tenant between the same statuses may wait for, held from their upsert to the commit,
+            # so nothing of this transaction comes after them.
             with transaction.atomic(savepoint=False):
-                successor = _move(verdict, memory, action, actor, seen, remember_successor, rule)
+                Verdict.objects.filter(pk=verdict.pk).update(applied=True)
+                return _move(verdict, memory, action, actor, seen, remember_successor, rule)
         except (StaleVersion, IllegalTransition) as exc:
             # The refusal's text names the memory's subject, often a person: the log keeps ids.
             logger.info("verdict %s not applied to memory %s: %s", verdict.pk, memory.pk, type(exc).__name__)
             return None
-        Verdict.objects.filter(pk=verdict.pk).update(applied=True)
-        return successor
 
 
 def _version_to_act_on(verdict: Verdict, memory: Memory) -> int | None:

@@ -3,9 +3,12 @@
 from datetime import timedelta
 
 import pytest
+from django.db import connection
 from django.test import override_settings
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
+from memory_review.assessments import invalidation
 from memory_review.assessments import questions as q
 from memory_review.assessments.invalidation import (
     _judge_and_record,
@@ -19,7 +22,7 @@ from memory_review.assessments.services import policy_set_shadow
 from memory_review.assessments.standin import StandinConfig
 from memory_review.audit import verification
 from memory_review.audit.models import Transition
-from memory_review.lifecycle import Actor, transition
+from memory_review.lifecycle import Actor, StaleVersion, transition
 from memory_review.memories.models import Memory, MemoryLink
 from memory_review.memories.services import event_record
 from tests.factories import make_jev, make_memory
@@ -223,6 +226,41 @@ def test_a_reviewer_who_moved_the_memory_after_it_was_judged_wins(acme, policy, 
     assert Memory.objects.get(pk=paris.pk).status == "needs_review"
     assert not Verdict.objects.get(memory=paris).applied
     assert Transition.objects.filter(memory=paris).values_list("actor", flat=True).get() == "user:1"
+
+
+def test_nothing_follows_a_moves_tally_stripes_in_its_transaction(acme, policy, jev, paris):
+    """The stripes are rows every move of the tenant between the same statuses may wait for: the
+    verdict's flag and its seal are written before the move, so the stripes are held for no more
+    than the commit."""
+    assessment = observe(acme, LYON)
+    _judge_and_record(assessment, jev)
+
+    with CaptureQueriesContext(connection) as run:
+        apply_verdicts(assessment)
+
+    statements = [q["sql"] for q in run.captured_queries]
+    tally = max(i for i, sql in enumerate(statements) if '"memories_memorytally"' in sql)
+    assert all(sql.startswith("RELEASE SAVEPOINT") for sql in statements[tally + 1 :]), statements[tally:]
+    assert any('"assessments_verdict"' in sql and "applied" in sql for sql in statements[:tally])
+    assert Verdict.objects.get(memory=paris).applied
+    assert Memory.objects.get(pk=paris.pk).status == "superseded"
+
+
+def test_a_move_refused_inside_its_transaction_leaves_its_verdict_to_apply(
+    acme, policy, jev, paris, monkeypatch
+):
+    assessment = observe(acme, LYON)
+    _judge_and_record(assessment, jev)
+
+    def refused(**kwargs):
+        raise StaleVersion("changed since it was judged")
+
+    monkeypatch.setattr(invalidation, "transition", refused)
+    apply_verdicts(assessment)
+
+    assert not Verdict.objects.get(memory=paris).applied  # the flag went back with the move
+    assert Memory.objects.get(pk=paris.pk).status == "active"
+    assert verification.problem_in(acme) is None
 
 
 def test_memories_of_other_tenants_and_other_users_are_never_judged(acme, globex, policy, jev):
