@@ -15,6 +15,18 @@ def pytest_report_header(config):
     return f"database backend: {settings.DATABASES['default']['ENGINE'].rsplit('.', 1)[-1]}"
 
 
+@pytest.fixture(scope="session", autouse=True)
+def tasks_known():
+    """Every app's tasks registered, as a worker registers them when it starts: work is queued by
+    a task's name (assessments/dispatch.py, integrity/heads.py), and Celery runs an eager task by
+    name only when it knows it; otherwise it sends it to the broker, where no worker takes it. A
+    test file run alone (test_feed_race.py) passed only in the whole suite, where another file's
+    import of the tasks had registered them."""
+    from memory_review.celery import app
+
+    app.loader.import_default_modules()
+
+
 TEST_AUDIT_KEY, TEST_AUDIT_KEY_ID = "5e" * 32, "test-key"
 
 
