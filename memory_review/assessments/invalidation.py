@@ -289,6 +289,9 @@ def observe_events(
     batch of ten events was ten of each). Each is queued on commit."""
     if not events:
         return []
+    tenants = {event.tenant_id for event in events}
+    if len(tenants) > 1:  # one tenant's policy judges them all
+        raise ValueError(f"events of one tenant are observed together, not of {len(tenants)}")
     policy = PolicyVersion.objects.for_tenant(events[0].tenant_id).active()
     assessments = Assessment.objects.bulk_create(
         [
@@ -299,7 +302,7 @@ def observe_events(
                 policy=policy,
                 question_set_version=q.INVALIDATION_VERSION,
                 remember_successor=remember,
-            )  # fmt: skip
+            )
             for event, remember in zip(events, remember_successor, strict=True)
         ]
     )

@@ -11,10 +11,12 @@ from django.test.utils import CaptureQueriesContext
 
 from memory_review.agents.models import Receipt
 from memory_review.api import schemas
+from memory_review.assessments.invalidation import observe_events
 from memory_review.assessments.models import Assessment
 from memory_review.audit import verification
 from memory_review.integrity import seals
 from memory_review.memories.models import SourceEvent
+from memory_review.memories.services import event_record
 from memory_review.tenancy.tokens import token_create
 from tests.factories import make_memory
 
@@ -97,6 +99,14 @@ def test_each_event_of_a_batch_keeps_its_own_remember_successor(client, token, a
         True,
         False,
     ]
+
+
+def test_events_of_two_tenants_are_not_observed_under_one_policy(acme, globex, policy):
+    mixed = [event_record(tenant=tenant, source="chat", text="Moved to annual.") for tenant in (acme, globex)]
+
+    with pytest.raises(ValueError, match="one tenant"):
+        observe_events(mixed, remember_successor=[False, False])
+    assert Assessment.objects.count() == 0
 
 
 @pytest.mark.parametrize(
