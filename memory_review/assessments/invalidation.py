@@ -285,8 +285,9 @@ def observe_events(
     enqueue: Callable[[Assessment], None] | None = None,
 ) -> list[Assessment]:
     """`observe_event` for events of one tenant the caller recorded in this transaction: their
-    assessments in one INSERT, sealed by one ledger statement, under one read of the policy (a
-    batch of ten events was ten of each). Each is queued on commit."""
+    assessments in one INSERT (SQLite: one for every 999 values), sealed by one ledger statement,
+    under one read of the policy (a batch of ten events was ten of each). Each is queued on
+    commit."""
     if not events:
         return []
     tenants = {event.tenant_id for event in events}
@@ -503,7 +504,8 @@ def _apply(verdict_id: int, actor: Actor, *, remember_successor: bool, policy: T
             # its flag with it, which holds nothing else (one round trip less each way on the
             # common path). The flag first: the move's tally stripes are rows every move of the
             # tenant between the same statuses may wait for, held from their upsert to the commit,
-            # so nothing of this transaction comes after them.
+            # so after a plain move nothing of this transaction comes after them (a successor
+            # written in the memory's place has its own rows to write after them).
             with transaction.atomic(savepoint=False):
                 Verdict.objects.filter(pk=verdict.pk).update(applied=True)
                 return _move(verdict, memory, action, actor, seen, remember_successor, rule)

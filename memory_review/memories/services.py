@@ -35,8 +35,9 @@ def event_record(*, tenant: Tenant, **fields) -> SourceEvent:
 
 
 def events_record(*, tenant: Tenant, events: Sequence[dict]) -> list[SourceEvent]:
-    """Record events, each given as `event_record`'s keywords, in one INSERT sealed by one ledger
-    statement (the batch intake: ten events a POST were ten of each, and a policy read each)."""
+    """Record events, each given as `event_record`'s keywords, in one INSERT (SQLite: one for
+    every 999 values) sealed by one ledger statement: the batch intake's, where ten events a POST
+    were ten INSERTs and ten seals."""
     return SourceEvent.objects.bulk_create([_event(tenant, **fields) for fields in events])
 
 
