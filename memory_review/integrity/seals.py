@@ -31,6 +31,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager, nullcontext
 from contextvars import ContextVar
 from datetime import UTC, date, datetime
+from functools import lru_cache
 from typing import ClassVar
 
 from django.apps import apps
@@ -205,16 +206,22 @@ def _update_returning(queryset: SealedQuerySet, values: dict) -> list[tuple[int,
 
 def _insert_json(model, fields, rows, *, using: str, returning: bool = True) -> list[int]:
     """PostgreSQL: the rows in one INSERT of one parameter (`json_rows`); their ids, in order."""
+    sql = _insert_json_sql(using, model, tuple(fields), returning)
+    with connections[using].cursor() as cursor:
+        cursor.execute(sql, [as_json(rows)])
+        return [pk for (pk,) in cursor.fetchall()] if returning else []
+
+
+@lru_cache(maxsize=256)
+def _insert_json_sql(using: str, model, fields: tuple[models.Field, ...], returning: bool) -> str:
+    """`_insert_json`'s statement, built once a process for each shape: every sealed write's
+    ledger row goes through it, and building it (a column type a field) cost more than the
+    INSERT's own work in the driver."""
     connection = connections[using]
     quote = connection.ops.quote_name
     columns = ", ".join(quote(field.column) for field in fields)
     sql = f"INSERT INTO {quote(model._meta.db_table)} ({columns}) {json_rows(connection, fields)}"
-    with connection.cursor() as cursor:
-        if not returning:
-            cursor.execute(sql, [as_json(rows)])
-            return []
-        cursor.execute(f"{sql} RETURNING {quote(model._meta.pk.column)}", [as_json(rows)])
-        return [pk for (pk,) in cursor.fetchall()]
+    return f"{sql} RETURNING {quote(model._meta.pk.column)}" if returning else sql
 
 
 def _insert_raw(model, fields, rows, *, using: str) -> list[int]:
