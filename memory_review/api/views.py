@@ -192,8 +192,9 @@ def _observe(tenant, bodies: list[schemas.EventIn], used: list[list[receipt_log.
     for receipts in used:
         if receipts:
             receipt_log.record(tenant, receipts)
-    events = intake.record_events(tenant=tenant, bodies=bodies)
-    assessments = observe_events(events, remember_successor=[body.remember_successor for body in bodies])
+    with seals.ledger_batch():  # the events' seal and their assessments' in one ledger INSERT
+        events = intake.record_events(tenant=tenant, bodies=bodies)
+        assessments = observe_events(events, remember_successor=[body.remember_successor for body in bodies])
     return [
         {
             "event_id": event.pk,

@@ -17,6 +17,7 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from memory_review.audit.models import Transition
+from memory_review.integrity.seals import ledger_batch
 from memory_review.lifecycle import Actor, IllegalTransition, StaleVersion, permits, transition
 from memory_review.memories import holds
 from memory_review.memories.models import (
@@ -370,7 +371,8 @@ def _judge_and_record(assessment: Assessment, jev: Jev) -> tuple[Assessment, lis
         "candidates_screened_out": gathering.screened_out,
         "judged_at": None if error else timezone.now(),
     }
-    with transaction.atomic():
+    # The seals of the figures, the votes and the memories' checks in one ledger INSERT.
+    with transaction.atomic(), ledger_batch():
         # Only the first to record does: another worker, whose lease this one outlived, may have.
         if not Assessment.objects.filter(pk=assessment.pk, judged_at__isnull=True).update(**figures):
             return Assessment.objects.select_related("policy").get(pk=assessment.pk), None

@@ -551,6 +551,44 @@ def _same(value):
     return value
 
 
+class _Batch:
+    """The ledger rows `ledger_batch` holds back, by tenant, for one connection."""
+
+    def __init__(self, using: str):
+        self.using = using
+        self.rows: dict[int, list[dict]] = defaultdict(list)
+
+
+_batch: ContextVar[_Batch | None] = ContextVar("seals_batch", default=None)
+
+
+@contextmanager
+def ledger_batch(using: str = "default") -> Iterator[None]:
+    """The ledger rows of every seal appended inside the block, written in one INSERT a tenant
+    as it ends, where each sealed write had an INSERT of its own: the worker's recording of an
+    event's votes seals up to three writes, a POST of events two. (A move keeps its own: its
+    tally stripes are the last rows it writes, `_apply`.) For a block inside a transaction
+    (refused outside one), at its end, with no savepoint inside it rolled back and caught: the
+    rows a savepoint took back would keep their seals. An exception out of the block writes none
+    (the transaction's writes go with it). Deferred sequencing only: inline, each seal takes its
+    place under the head as it is written. A block inside another is part of it."""
+    if _batch.get() is not None or links_inline():
+        yield
+        return
+    if not connections[using].in_atomic_block:
+        raise transaction.TransactionManagementError("ledger_batch() holds seals for a transaction's end")
+    batch = _Batch(using)
+    token = _batch.set(batch)
+    try:
+        yield
+    finally:
+        _batch.reset(token)
+    for tenant_id, rows in batch.rows.items():
+        with naming(tenant_id):
+            _insert(rows, LEDGER_COLUMNS, using=using)
+        written(tenant_id, using=using)
+
+
 def append(
     tenant_id: int,
     entries: list[tuple],
@@ -577,6 +615,10 @@ def append(
         )  # fmt: skip
         row["leaf"] = leaf_mac(row, key)
         rows.append(row)
+    batch = _batch.get()
+    if batch is not None and batch.using == using and not links_inline():
+        batch.rows[tenant_id].extend(rows)  # written as the block ends (ledger_batch)
+        return
     with transaction.atomic(using=using, savepoint=False), naming(tenant_id):
         if not links_inline():
             _insert(rows, LEDGER_COLUMNS, using=using)

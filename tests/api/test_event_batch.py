@@ -88,6 +88,22 @@ def test_a_batch_writes_its_events_and_its_assessments_in_one_insert_each_sealed
     assert verification.problem_in(acme) is None
 
 
+def test_deferred_a_batchs_events_and_assessments_are_sealed_by_one_ledger_insert(
+    client, token, acme, settings
+):
+    """As production runs (AUDIT_SEQUENCER=deferred): the two INSERTs' seals wait for the
+    sequencer, written together as the intake ends (seals.ledger_batch)."""
+    settings.AUDIT_SEQUENCER = "deferred"
+    assert post(client, token, {"events": events(1)}).status_code == 202
+    with CaptureQueriesContext(connection) as run:
+        assert post(client, token, {"events": events(10)}).status_code == 202
+
+    assert sum(q["sql"].startswith('INSERT INTO "audit_seal"') for q in run.captured_queries) == 1
+    for model in (SourceEvent, Assessment):
+        assert all(seals.unchanged(model, pk) for pk in model.objects.values_list("pk", flat=True))
+    assert verification.problem_in(acme) is None  # waiting, each as it was written
+
+
 def test_each_event_of_a_batch_keeps_its_own_remember_successor(client, token, acme):
     body = events(3)
     body[1]["remember_successor"] = True
