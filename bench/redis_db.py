@@ -2,6 +2,7 @@
 settings load). Two runs on one database would take each other's tasks and empty each other's
 queue: bench/throughput.py and bench/isolation.py run at once in the suite's check of the scripts."""
 
+import atexit
 import os
 
 OWNER = "bench-run:owner"
@@ -21,5 +22,19 @@ def free_redis_database() -> str:
         if held.set(OWNER, os.getpid(), nx=True, ex=24 * 3600):
             held.flushdb()  # what a run that died left behind
             held.set(OWNER, os.getpid(), ex=24 * 3600)
+            atexit.register(_give_back, url, os.getpid())
             return url
     raise SystemExit("every Redis database from 1 to 13 but 12 is held by another run of a bench script")
+
+
+def _give_back(url: str, pid: int) -> None:
+    """The run's database is free for the next as the run ends (a run killed outright keeps it
+    until its key lapses, a day on): only while it is still this run's."""
+    import redis
+
+    try:
+        held = redis.Redis.from_url(url)
+        if held.get(OWNER) == str(pid).encode():
+            held.delete(OWNER)
+    except redis.RedisError:
+        pass  # the key lapses on its own

@@ -111,3 +111,18 @@ def test_the_throughput_bench_profiles_an_event_by_phase(tmp_path):
     assert set(phases) == {"POST", "worker", "sequencer"}
     assert all(phase["cpu_ms"] > 0 and phase["statements"] > 0 for phase in phases.values())
     assert (tmp_path / "p.prof").stat().st_size > 0
+
+
+def test_a_runs_redis_database_is_free_for_the_next_once_it_ends():
+    """bench/redis_db.py: a run holds its database by a key for a day, so a run killed outright
+    cannot be emptied under the next; one that ends gives it back."""
+    import redis
+
+    env = {key: value for key, value in os.environ.items() if key != "BENCH_BROKER_URL"}
+    taken = subprocess.run(
+        [sys.executable, "-c", "import redis_db; print(redis_db.free_redis_database())"],
+        cwd=ROOT / "bench", env=env, capture_output=True, text=True, check=True,
+    ).stdout.strip()  # fmt: skip
+
+    assert taken.startswith("redis://127.0.0.1:6379/")
+    assert redis.Redis.from_url(taken).get("bench-run:owner") is None
