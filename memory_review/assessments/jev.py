@@ -24,6 +24,8 @@ from functools import cache
 
 import redis
 from django.conf import settings
+from django.core.signals import setting_changed
+from django.dispatch import receiver
 from typesafe_sdk import (
     Noul,
     RetryPolicy,
@@ -350,3 +352,11 @@ def get_jev() -> Jev:
             else None
         ),
     )
+
+
+@receiver(setting_changed)
+def _forget_client(*, setting: str, **kwargs) -> None:
+    """The process's client is made from the settings once (`get_jev`): one changed under it
+    (override_settings, a test's `settings`) reaches the next call, not a client made before."""
+    if setting.startswith(("JEV_", "TYPESAFE_")) or setting == "REDIS_URL":
+        get_jev.cache_clear()

@@ -210,3 +210,18 @@ def test_the_settings_give_every_process_the_shared_budget(standin):
             assert isinstance(get_jev().limiter, RateLimiter)  # off: each process counts its own
     finally:
         get_jev.cache_clear()
+
+
+def test_the_process_client_follows_a_changed_setting(standin, settings):
+    """get_jev() is made once a process; a setting changed after (as a test does) is not left
+    behind with the old client, which once pointed the next test's tasks at a stopped stand-in."""
+    settings.TYPESAFE_API_KEY, settings.JEV_STANDIN_URL = "", "http://127.0.0.1:9"  # nothing listens
+    before = get_jev()
+    assert get_jev() is before  # one a process
+
+    settings.JEV_STANDIN_URL = standin.url
+
+    state = {"event": {"text": "moved", "source": "chat"}, "memories": [{"fact": "lives in Porto"}]}
+    question = {"bears_0": noul("bears_0", "Is `event.text` about `memories[0].fact`?", "", "")}
+    reply = get_jev().ask(state, question)
+    assert get_jev() is not before and reply.standin
