@@ -30,6 +30,8 @@ def free_redis_database() -> str:
 def _give_back(url: str, pid: int) -> None:
     """The run's database is free for the next as the run ends (a run killed outright keeps it
     until its key lapses, a day on): only while it is still this run's."""
+    if os.getpid() != pid:  # a forked child's exit: the run goes on
+        return
     import redis
 
     try:

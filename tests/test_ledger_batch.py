@@ -84,8 +84,44 @@ def test_inline_each_seal_is_linked_as_it_is_written(acme):
     assert verification.problem_in(acme) is None
 
 
+def test_an_exception_caught_outside_the_block_still_rolls_its_writes_back(acme, deferred):
+    """No write made in a block can commit without its seal: the block is an atomic block of its
+    own, so leaving it by an exception marks the transaction for rollback."""
+    with CaptureQueriesContext(connection) as run, transaction.atomic():
+        try:
+            with seals.ledger_batch():
+                three_writes(acme)
+                raise RuntimeError("refused")
+        except RuntimeError:
+            pass
+        assert transaction.get_rollback()
+
+    assert ledger_inserts(run) == 0
+    assert not SourceEvent.objects.exists()
+
+
+def test_the_seals_of_rows_a_savepoint_took_back_are_dropped_with_them(acme, deferred):
+    with CaptureQueriesContext(connection) as run, transaction.atomic(), seals.ledger_batch():
+        kept = event_record(tenant=acme, source="chat", text="We moved to Lyon.")
+        try:
+            with transaction.atomic():  # a savepoint
+                gone = event_record(tenant=acme, source="chat", text="Invoices go to accounts@ now.")
+                raise RuntimeError("refused")
+        except RuntimeError:
+            pass
+
+    assert ledger_inserts(run) == 1
+    assert list(SourceEvent.objects.values_list("pk", flat=True)) == [kept.pk]
+    assert Seal.objects.filter(kind="event", object_id=gone.pk).count() == 0
+    assert seals.unchanged(SourceEvent, kept.pk)
+    sequencer.sequence(acme.pk)
+    assert verification.problem_in(acme) is None
+
+
 @pytest.mark.django_db(transaction=True)
-def test_a_block_outside_a_transaction_is_refused(deferred):
+@pytest.mark.parametrize("how", [heads.DEFERRED, heads.INLINE])
+def test_a_block_outside_a_transaction_is_refused_either_way(settings, how):
+    settings.AUDIT_SEQUENCER = how
     with pytest.raises(transaction.TransactionManagementError, match="transaction's end"):
         with seals.ledger_batch():
             pass

@@ -189,10 +189,10 @@ def _observe(tenant, bodies: list[schemas.EventIn], used: list[list[receipt_log.
     """Record the events (and the receipts that came with each) and queue their assessments, in
     the caller's transaction: the events in one INSERT and their assessments in another, however
     many came in the POST. What the agent is told of each, in the order posted."""
-    for receipts in used:
-        if receipts:
-            receipt_log.record(tenant, receipts)
-    with seals.ledger_batch():  # the events' seal and their assessments' in one ledger INSERT
+    with seals.ledger_batch():  # the seals of the receipts, events and assessments in one INSERT
+        for receipts in used:
+            if receipts:
+                receipt_log.record(tenant, receipts)
         events = intake.record_events(tenant=tenant, bodies=bodies)
         assessments = observe_events(events, remember_successor=[body.remember_successor for body in bodies])
     return [

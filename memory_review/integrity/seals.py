@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager, nullcontext
 from contextvars import ContextVar
 from datetime import UTC, date, datetime
-from functools import lru_cache
+from functools import lru_cache, partial
 from typing import ClassVar
 
 from django.apps import apps
@@ -206,22 +206,16 @@ def _update_returning(queryset: SealedQuerySet, values: dict) -> list[tuple[int,
 
 def _insert_json(model, fields, rows, *, using: str, returning: bool = True) -> list[int]:
     """PostgreSQL: the rows in one INSERT of one parameter (`json_rows`); their ids, in order."""
-    sql = _insert_json_sql(using, model, tuple(fields), returning)
-    with connections[using].cursor() as cursor:
-        cursor.execute(sql, [as_json(rows)])
-        return [pk for (pk,) in cursor.fetchall()] if returning else []
-
-
-@lru_cache(maxsize=256)
-def _insert_json_sql(using: str, model, fields: tuple[models.Field, ...], returning: bool) -> str:
-    """`_insert_json`'s statement, built once a process for each shape: every sealed write's
-    ledger row goes through it, and building it (a column type a field) cost more than the
-    INSERT's own work in the driver."""
     connection = connections[using]
     quote = connection.ops.quote_name
     columns = ", ".join(quote(field.column) for field in fields)
     sql = f"INSERT INTO {quote(model._meta.db_table)} ({columns}) {json_rows(connection, fields)}"
-    return f"{sql} RETURNING {quote(model._meta.pk.column)}" if returning else sql
+    with connection.cursor() as cursor:
+        if not returning:
+            cursor.execute(sql, [as_json(rows)])
+            return []
+        cursor.execute(f"{sql} RETURNING {quote(model._meta.pk.column)}", [as_json(rows)])
+        return [pk for (pk,) in cursor.fetchall()]
 
 
 def _insert_raw(model, fields, rows, *, using: str) -> list[int]:
@@ -528,6 +522,15 @@ def json_rows(connection, fields: Sequence[models.Field]) -> str:
     """PostgreSQL: a SELECT of rows of these fields' columns from one JSON parameter, an array of
     rows of values (`as_json`). The driver dumps one string; arrays a column, or a parameter a
     value, cost it more in Python than the rows' HMACs."""
+    return _json_rows(connection.alias, tuple(fields))
+
+
+@lru_cache(maxsize=256)
+def _json_rows(using: str, fields: tuple[models.Field, ...]) -> str:
+    """Built once a process for each set of fields: every sealed write's ledger row and each
+    sequencer run's positions go through it, and asking each field its column type cost more
+    CPU than the INSERT's own work in the driver (0.26 ms a call)."""
+    connection = connections[using]
     quote = connection.ops.quote_name
     columns = ", ".join(
         f"(e->>{i})::{field.db_type(connection).split('(')[0]} AS {quote(field.column)}"
@@ -552,11 +555,32 @@ def _same(value):
 
 
 class _Batch:
-    """The ledger rows `ledger_batch` holds back, by tenant, for one connection."""
+    """The ledger rows `ledger_batch` holds back for one connection's transaction, each group
+    with a mark among the transaction's on-commit callbacks: a savepoint rolled back inside the
+    block takes the marks registered under it (Django's `savepoint_rollback`) as it takes the
+    rows that were sealed, so their seals are dropped with them."""
 
-    def __init__(self, using: str):
-        self.using = using
-        self.rows: dict[int, list[dict]] = defaultdict(list)
+    def __init__(self, connection):
+        self.connection = connection
+        self.held: list[tuple[int, list[dict], partial]] = []
+
+    def hold(self, tenant_id: int, rows: list[dict]) -> None:
+        mark = partial(_held)  # one object a group, known by its identity
+        self.connection.on_commit(mark)
+        self.held.append((tenant_id, rows, mark))
+
+    def kept(self) -> dict[int, list[dict]]:
+        """By tenant, in the order sealed, the rows whose writes the transaction still holds."""
+        alive = {id(func) for _, func, _ in self.connection.run_on_commit}
+        out = defaultdict(list)
+        for tenant_id, rows, mark in self.held:
+            if id(mark) in alive:
+                out[tenant_id].extend(rows)
+        return out
+
+
+def _held() -> None:
+    """A held group's mark: nothing to do at commit."""
 
 
 _batch: ContextVar[_Batch | None] = ContextVar("seals_batch", default=None)
@@ -564,29 +588,37 @@ _batch: ContextVar[_Batch | None] = ContextVar("seals_batch", default=None)
 
 @contextmanager
 def ledger_batch(using: str = "default") -> Iterator[None]:
-    """The ledger rows of every seal appended inside the block, written in one INSERT a tenant
-    as it ends, where each sealed write had an INSERT of its own: the worker's recording of an
-    event's votes seals up to three writes, a POST of events two. (A move keeps its own: its
-    tally stripes are the last rows it writes, `_apply`.) For a block inside a transaction
-    (refused outside one), at its end, with no savepoint inside it rolled back and caught: the
-    rows a savepoint took back would keep their seals. An exception out of the block writes none
-    (the transaction's writes go with it). Deferred sequencing only: inline, each seal takes its
+    """The ledger rows of every seal appended inside the block, written together as it ends (one
+    INSERT a tenant on PostgreSQL, as few as the backend allows elsewhere), where each sealed
+    write had an INSERT of its own: the worker's recording of an event's votes seals up to three
+    writes, a POST of events two and its receipts one more. (A move keeps its own: its tally
+    stripes are the last rows it writes, `_apply`.) Only inside a transaction, which an exception
+    out of the block rolls back (it runs in an atomic block of its own, without a savepoint), so
+    no write it made can commit without its seal. The seals of rows a savepoint inside it took
+    back are dropped with them (`_Batch`). Deferred sequencing only: inline, each seal takes its
     place under the head as it is written. A block inside another is part of it."""
+    connection = connections[using]
+    if not connection.in_atomic_block:
+        raise transaction.TransactionManagementError("ledger_batch() holds seals for a transaction's end")
     if _batch.get() is not None or links_inline():
         yield
         return
-    if not connections[using].in_atomic_block:
-        raise transaction.TransactionManagementError("ledger_batch() holds seals for a transaction's end")
-    batch = _Batch(using)
+    batch = _Batch(connection)
     token = _batch.set(batch)
     try:
-        yield
+        with transaction.atomic(using=using, savepoint=False):
+            yield
     finally:
         _batch.reset(token)
-    for tenant_id, rows in batch.rows.items():
-        with naming(tenant_id):
-            _insert(rows, LEDGER_COLUMNS, using=using)
-        written(tenant_id, using=using)
+    for tenant_id, rows in batch.kept().items():
+        _write_waiting(tenant_id, rows, using=using)
+
+
+def _write_waiting(tenant_id: int, rows: list[dict], *, using: str) -> None:
+    """Ledger rows with no position yet, for the sequencer to link once they commit."""
+    with naming(tenant_id):
+        _insert(rows, LEDGER_COLUMNS, using=using)
+    written(tenant_id, using=using)
 
 
 def append(
@@ -616,14 +648,14 @@ def append(
         row["leaf"] = leaf_mac(row, key)
         rows.append(row)
     batch = _batch.get()
-    if batch is not None and batch.using == using and not links_inline():
-        batch.rows[tenant_id].extend(rows)  # written as the block ends (ledger_batch)
+    if batch is not None and batch.connection is connections[using] and not links_inline():
+        batch.hold(tenant_id, rows)  # written as the block ends (ledger_batch)
+        return
+    if not links_inline():
+        with transaction.atomic(using=using, savepoint=False):
+            _write_waiting(tenant_id, rows, using=using)
         return
     with transaction.atomic(using=using, savepoint=False), naming(tenant_id):
-        if not links_inline():
-            _insert(rows, LEDGER_COLUMNS, using=using)
-            written(tenant_id, using=using)
-            return
         head = lock_head(tenant_id)
         seq, prev = head.seal_seq, head.seal_hash or GENESIS
         for row in rows:
