@@ -4,7 +4,7 @@ statement, where each sealed write had its own. The deferred way, as production 
 seal takes its place under the head as it is written, and the block changes nothing."""
 
 import pytest
-from django.db import connection, transaction
+from django.db import DatabaseError, connection, transaction
 from django.test.utils import CaptureQueriesContext
 
 from memory_review.assessments.invalidation import observe_event, run_invalidation
@@ -97,6 +97,22 @@ def test_an_exception_caught_outside_the_block_still_rolls_its_writes_back(acme,
         assert transaction.get_rollback()
 
     assert ledger_inserts(run) == 0
+    assert not SourceEvent.objects.exists()
+
+
+def test_a_failed_write_of_the_seals_rolls_their_rows_back_even_when_caught(acme, deferred, monkeypatch):
+    def refused(*args, **kwargs):
+        raise DatabaseError("the ledger is full")
+
+    with transaction.atomic():
+        try:
+            with seals.ledger_batch():
+                three_writes(acme)
+                monkeypatch.setattr(seals, "_insert", refused)  # the block's own INSERT fails
+        except DatabaseError:
+            pass
+        assert transaction.get_rollback()
+
     assert not SourceEvent.objects.exists()
 
 

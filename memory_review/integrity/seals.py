@@ -608,10 +608,11 @@ def ledger_batch(using: str = "default") -> Iterator[None]:
     try:
         with transaction.atomic(using=using, savepoint=False):
             yield
+            # In the block's own atomic: a failed write of the seals dooms their rows with them.
+            for tenant_id, rows in batch.kept().items():
+                _write_waiting(tenant_id, rows, using=using)
     finally:
         _batch.reset(token)
-    for tenant_id, rows in batch.kept().items():
-        _write_waiting(tenant_id, rows, using=using)
 
 
 def _write_waiting(tenant_id: int, rows: list[dict], *, using: str) -> None:
