@@ -569,14 +569,24 @@ class _Batch:
         self.connection.on_commit(mark)
         self.held.append((tenant_id, rows, mark))
 
-    def kept(self) -> dict[int, list[dict]]:
-        """By tenant, in the order sealed, the rows whose writes the transaction still holds."""
+    def kept(self) -> list[tuple[int, list[dict]]]:
+        """The rows whose writes the transaction still holds, in the order sealed: a tenant's in
+        one INSERT where the backend numbers a multi-row INSERT's rows in their order; elsewhere
+        (Oracle's INSERT ... SELECT ... UNION ALL) a group an INSERT, as before the block, so
+        that a row sealed twice in it keeps its later seal later in the ledger."""
         alive = {id(func) for _, func, _ in self.connection.run_on_commit}
+        groups = [(tenant_id, rows) for tenant_id, rows, mark in self.held if id(mark) in alive]
+        if self.connection.vendor not in KEEPS_ROW_ORDER:
+            return groups
         out = defaultdict(list)
-        for tenant_id, rows, mark in self.held:
-            if id(mark) in alive:
-                out[tenant_id].extend(rows)
-        return out
+        for tenant_id, rows in groups:
+            out[tenant_id].extend(rows)
+        return list(out.items())
+
+
+# Backends whose multi-row INSERT numbers its rows in the order given (PostgreSQL's from
+# json_array_elements, as insert_values already relies on; SQLite's VALUES list).
+KEEPS_ROW_ORDER = {"postgresql", "sqlite"}
 
 
 def _held() -> None:
@@ -609,7 +619,7 @@ def ledger_batch(using: str = "default") -> Iterator[None]:
         with transaction.atomic(using=using, savepoint=False):
             yield
             # In the block's own atomic: a failed write of the seals dooms their rows with them.
-            for tenant_id, rows in batch.kept().items():
+            for tenant_id, rows in batch.kept():
                 _write_waiting(tenant_id, rows, using=using)
     finally:
         _batch.reset(token)
