@@ -15,7 +15,7 @@ from django.utils import timezone
 from memory_review.api.intake import write_memory
 from memory_review.api.schemas import MemoryIn
 from memory_review.assessments import screening
-from memory_review.assessments.jev import JevError, get_jev
+from memory_review.assessments.jev import JevError
 from memory_review.assessments.models import ScreeningOwed
 from memory_review.assessments.standin import StandinConfig
 from memory_review.assessments.tasks import screen_memory  # noqa: F401  (registered: runs eagerly)
@@ -40,13 +40,9 @@ def token(acme, policy):
 @pytest.fixture
 def voting(standin, settings):
     """Jev's client pointed at the stand-in, and queued tasks run where they are queued."""
-    from memory_review.assessments.jev import get_jev
-
     settings.JEV_STANDIN_URL, settings.TYPESAFE_API_KEY = standin.url, ""
     settings.CELERY_TASK_ALWAYS_EAGER = True
-    get_jev.cache_clear()
-    yield standin
-    get_jev.cache_clear()
+    yield standin  # a changed JEV_ or TYPESAFE_ setting makes get_jev() a client of its own
 
 
 def write(client, token: str, content: str, captured, source: str = "chat") -> dict:
@@ -247,7 +243,6 @@ def test_a_vote_jev_never_answers_stays_owed_through_the_tasks_tries_and_the_swe
     the rules alone, its vote owed and counted (tries, the error), shown on the health page; once
     Jev answers, the sweep queues it again and the vote holds it."""
     settings.JEV_MAX_TRIES = 1
-    get_jev.cache_clear()
 
     body = write(client, token, INSTRUCTION, django_capture_on_commit_callbacks)
 

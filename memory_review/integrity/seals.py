@@ -598,8 +598,9 @@ _batch: ContextVar[_Batch | None] = ContextVar("seals_batch", default=None)
 
 @contextmanager
 def ledger_batch(using: str = "default") -> Iterator[None]:
-    """The ledger rows of every seal appended inside the block, written together as it ends (one
-    INSERT a tenant on PostgreSQL, as few as the backend allows elsewhere), where each sealed
+    """The ledger rows of every seal appended inside the block, written together as it ends (a
+    tenant's in one INSERT on PostgreSQL, in as few as SQLite allows, a group an INSERT on Oracle:
+    `_Batch.kept`), where each sealed
     write had an INSERT of its own: the worker's recording of an event's votes seals up to three
     writes, a POST of events two and its receipts one more. (A move keeps its own: its tally
     stripes are the last rows it writes, `_apply`.) Only inside a transaction, which an exception
@@ -658,11 +659,11 @@ def append(
         )  # fmt: skip
         row["leaf"] = leaf_mac(row, key)
         rows.append(row)
-    batch = _batch.get()
-    if batch is not None and batch.connection is connections[using] and not links_inline():
-        batch.hold(tenant_id, rows)  # written as the block ends (ledger_batch)
-        return
     if not links_inline():
+        batch = _batch.get()
+        if batch is not None and batch.connection is connections[using]:
+            batch.hold(tenant_id, rows)  # written as the block ends (ledger_batch)
+            return
         with transaction.atomic(using=using, savepoint=False):
             _write_waiting(tenant_id, rows, using=using)
         return

@@ -189,27 +189,23 @@ def test_a_budget_out_of_reach_counts_in_the_process_and_says_so(caplog):
 
 @needs_redis
 def test_the_settings_give_every_process_the_shared_budget(standin):
-    get_jev.cache_clear()
-    try:
-        with override_settings(
-            JEV_SHARED_REQUESTS_PER_MINUTE=50,
-            REDIS_URL=REDIS,
-            JEV_STANDIN_URL=standin.url,
-            TYPESAFE_API_KEY="",
-        ):
-            jev = get_jev()
-            assert isinstance(jev.limiter, SharedRateLimiter) and jev.limiter.limit == 50
-            redis.Redis.from_url(REDIS).delete(jev.limiter.key)  # what an earlier run left
-            assert "offline-standin" not in jev.limiter.key  # a digest of the API key, never the key
-            state = {"event": {"text": "moved", "source": "chat"}, "memories": [{"fact": "lives in Porto"}]}
-            jev.ask(state, {"bears_0": noul("bears_0", "Is `event.text` about `memories[0].fact`?", "", "")})
-            assert redis.Redis.from_url(REDIS).zcard(jev.limiter.key) == 1
-            redis.Redis.from_url(REDIS).delete(jev.limiter.key)
-        with override_settings(JEV_SHARED_REQUESTS_PER_MINUTE=0):
-            get_jev.cache_clear()
-            assert isinstance(get_jev().limiter, RateLimiter)  # off: each process counts its own
-    finally:
-        get_jev.cache_clear()
+    # Each override makes get_jev() a client of its own (jev._forget_client), and its end another.
+    with override_settings(
+        JEV_SHARED_REQUESTS_PER_MINUTE=50,
+        REDIS_URL=REDIS,
+        JEV_STANDIN_URL=standin.url,
+        TYPESAFE_API_KEY="",
+    ):
+        jev = get_jev()
+        assert isinstance(jev.limiter, SharedRateLimiter) and jev.limiter.limit == 50
+        redis.Redis.from_url(REDIS).delete(jev.limiter.key)  # what an earlier run left
+        assert "offline-standin" not in jev.limiter.key  # a digest of the API key, never the key
+        state = {"event": {"text": "moved", "source": "chat"}, "memories": [{"fact": "lives in Porto"}]}
+        jev.ask(state, {"bears_0": noul("bears_0", "Is `event.text` about `memories[0].fact`?", "", "")})
+        assert redis.Redis.from_url(REDIS).zcard(jev.limiter.key) == 1
+        redis.Redis.from_url(REDIS).delete(jev.limiter.key)
+    with override_settings(JEV_SHARED_REQUESTS_PER_MINUTE=0):
+        assert isinstance(get_jev().limiter, RateLimiter)  # off: each process counts its own
 
 
 def test_the_process_client_follows_a_changed_setting(standin, settings):
