@@ -71,6 +71,7 @@ def free_port() -> int:  # throwaway.free_port: it cannot be imported before the
 
 BROKER = redis_db.free_redis_database()
 STANDIN_PORT, WEB_PORT = free_port(), free_port()
+POST_TIMEOUT_S = 60  # an agent's wait for the web's answer to one POST (it tries twice)
 os.environ["CELERY_BROKER_URL"] = BROKER  # before settings load: the web queues on Redis too
 os.environ["CACHE_URL"] = BROKER  # the API's rate limit counts here, shared by the web's workers
 os.environ["CACHE_KEY_PREFIX"] = f"bench-throughput-{os.getpid()}"
@@ -520,6 +521,7 @@ class Agents:
         self.results: list[dict] = []
         self.lock = threading.Lock()
         self.events, self.batch, self.burst = events, batch, burst
+        self.tenants = list(tokens[0])  # every tenant's slug, in the order they were made
         for mine in tokens:
             threading.Thread(target=self._agent, args=(mine,), daemon=True).start()
 
@@ -533,7 +535,7 @@ class Agents:
         return to, f"/api/v1/t/{to}/events/batch", json.dumps({"events": events}).encode()
 
     def _agent(self, tokens: dict[str, str]) -> None:
-        conn = http.client.HTTPConnection("127.0.0.1", WEB_PORT, timeout=60)
+        conn = http.client.HTTPConnection("127.0.0.1", WEB_PORT, timeout=POST_TIMEOUT_S)
         while True:
             due = self.work.get()
             (to, path, body), sent = self._take(), time.time()
@@ -547,7 +549,7 @@ class Agents:
                     break
                 except (OSError, http.client.HTTPException):
                     conn.close()
-            at = {"due": due, "sent": sent, "answered": time.time(), "code": code}
+            at = {"due": due, "sent": sent, "answered": time.time(), "code": code, "tenant": to}
             if code != 202:
                 results = [at] * self.batch
             elif self.batch == 1:
@@ -572,7 +574,13 @@ class Agents:
             self.work.put(due)
         return start, start + count * every
 
-    def taken(self) -> list[dict]:
+    def answered(self, count: int) -> list[dict]:
+        """The answers to the `count` events handed out since the last call, once every one is in:
+        each POST ends, answered or given up after its tries, so an answer slower than the step
+        is counted in its own step, not lost from it and added to the next."""
+        deadline = time.monotonic() + 2 * POST_TIMEOUT_S + 10
+        while len(self.results) < count and time.monotonic() < deadline:
+            time.sleep(0.05)
         with self.lock:
             out, self.results = self.results, []
         return out
@@ -659,30 +667,31 @@ def step(
 ) -> dict:
     before = cpu.read()
     start, end = agents.offer(rate, seconds)
-    # The agents' last POSTs may still be in flight: give them the web's own timeout to land.
-    expected = agents.expected(rate, seconds)
-    deadline = time.monotonic() + 30
-    while len(agents.results) < expected and time.monotonic() < deadline:
-        time.sleep(0.05)
+    # The agents' last POSTs may still be in flight: every one is waited for.
+    posted = agents.answered(agents.expected(rate, seconds))
     window_end = max(end, time.time())
     after = cpu.read()
-    posted = agents.taken()
     ids = [r["assessment"] for r in posted if "assessment" in r]
     samples = sampler.between(start, window_end)
     queue_at_end = samples[-1]["queue"] if samples else 0
     drained = wait_done(ids, drain_s)
     rows = {
-        pk: (finished, state, jev_ms, candidates, requests, tenant_id)
-        for pk, finished, state, jev_ms, candidates, requests, tenant_id in Assessment.objects.filter(
+        pk: (finished, state, jev_ms, candidates, requests)
+        for pk, finished, state, jev_ms, candidates, requests in Assessment.objects.filter(
             pk__in=ids
-        ).values_list("pk", "finished_at", "state", "latency_ms", "candidates_total", "requests", "tenant_id")
+        ).values_list("pk", "finished_at", "state", "latency_ms", "candidates_total", "requests")
     }
     sent = {r["assessment"]: r["sent"] for r in posted if "assessment" in r}
     done_ms = {pk: (row[0].timestamp() - sent[pk]) * 1000 for pk, row in rows.items() if row[0] is not None}
     to_done = list(done_ms.values())
-    by_tenant: dict[int, list[float]] = {}
-    for pk, ms in done_ms.items():
-        by_tenant.setdefault(rows[pk][5], []).append(ms)
+    by_tenant = {to: {"posted": 0, "accepted": 0, "done_ms": []} for to in agents.tenants}
+    for r in posted:
+        mine = by_tenant[r["tenant"]]
+        mine["posted"] += 1
+        if "assessment" in r:
+            mine["accepted"] += 1
+            if r["assessment"] in done_ms:
+                mine["done_ms"].append(done_ms[r["assessment"]])
     # Completions in the step's window moved on by the median post to done: in a steady state
     # exactly the step's rate, when the workers fall behind what they can do (the backlog drains
     # at that pace after the step too).
@@ -708,11 +717,11 @@ def step(
             "median": _r(statistics.median(to_done) if to_done else None),
             "p95": _r(percentile(to_done, 95)),
         },  # fmt: skip
-        # Every tenant's own, in the order they were made: a small tenant beside a big one must
-        # not wait behind it.
+        # Every tenant's own, in the order they were made, one that had nothing done included: a
+        # small tenant beside a big one must not wait behind it. `events` are those done.
         "post_to_done_by_tenant_ms": [
-            {"events": len(ms), "median": _r(statistics.median(ms)), "p95": _r(percentile(ms, 95))}
-            for _, ms in sorted(by_tenant.items())
+            {"tenant": to, "posted": mine["posted"], "accepted": mine["accepted"], **_spread(mine["done_ms"])}
+            for to, mine in by_tenant.items()
         ],
         "post_ms": {"median": _r(statistics.median(post_ms)), "p95": _r(percentile(post_ms, 95))},
         "agent_late_ms_p95": _r(percentile(late_ms, 95)),
@@ -767,6 +776,12 @@ def _epoch(at: str) -> float:
     return datetime.fromisoformat(at).timestamp()
 
 
+def _spread(ms: list[float]) -> dict:
+    """How many, and their median and p95 (None of none)."""
+    median = statistics.median(ms) if ms else None
+    return {"events": len(ms), "median": _r(median), "p95": _r(percentile(ms, 95))}
+
+
 def _r(value: float | None) -> float | None:
     return None if value is None or value != value else round(value)
 
@@ -809,9 +824,7 @@ def print_step(workers: int, f: dict) -> None:
     if len(f["post_to_done_by_tenant_ms"]) > 1:
         say(
             "        by tenant (events, post→done median / p95 ms): "
-            + "; ".join(
-                f"{t['events']}, {t['median']:.0f} / {t['p95']:.0f}" for t in f["post_to_done_by_tenant_ms"]
-            )
+            + "; ".join(f"{t['events']}, {t['median']} / {t['p95']}" for t in f["post_to_done_by_tenant_ms"])
         )
 
 
@@ -842,10 +855,7 @@ def run_pool(
         # Warm every pool process (imports, the question sets, a connection), out of the figures.
         warming = workers * 2 * args.hosts
         agents.offer(warming, 1.0)
-        deadline = time.monotonic() + 30
-        while len(agents.results) < agents.expected(warming, 1.0) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        warm = [r["assessment"] for r in agents.taken() if "assessment" in r]
+        warm = [r["assessment"] for r in agents.answered(agents.expected(warming, 1.0)) if "assessment" in r]
         if not wait_done(warm, 120):
             raise SystemExit("the workers did not finish the warm-up events within 120 s")
         steps = []
