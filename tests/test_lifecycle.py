@@ -7,14 +7,14 @@ import pytest
 from memory_review.audit.models import Transition
 from memory_review.lifecycle import (
     ACTOR_KINDS,
-    MEMORY_MOVES,
     Actor,
     IllegalTransition,
     LifecycleError,
     StaleVersion,
     transition,
 )
-from memory_review.memories.models import Memory, MemoryStatus
+from memory_review.memories.models import Memory, MemoryStatus, SourceEvent
+from memory_review.memories.moves import MEMORY_MOVES
 from tests.factories import make_memory, memory_in
 
 ACTIONS = sorted({action for _, action in MEMORY_MOVES})
@@ -175,3 +175,9 @@ def test_actors_are_named_by_kind():
     assert str(Actor.system("ttl-sweep")) == "system:ttl-sweep"
     with pytest.raises(ValueError, match="unknown actor kind"):
         Actor("model", "jev")
+
+
+def test_a_row_of_no_lifecycle_is_refused_by_name():
+    """The lifecycle moves only what a package gave it a Kind for (memories/moves.py)."""
+    with pytest.raises(TypeError, match="SourceEvent has no lifecycle"):
+        transition(obj=SourceEvent(), action="flag", actor=actor("user"), reason="x", seen_version=1)

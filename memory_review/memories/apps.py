@@ -8,7 +8,7 @@ class MemoriesConfig(AppConfig):
     def ready(self):
         from memory_review.audit import sequencer
 
-        from . import search  # noqa: F401  (registers the textcontains lookup)
+        from . import moves, search  # noqa: F401  (a memory's lifecycle; the textcontains lookup)
         from .models import MemoryChange
 
         sequencer.register_feed(MemoryChange)  # the agents' feed: positions in commit order

@@ -10,10 +10,11 @@ from django.utils import timezone
 
 from memory_review import params
 from memory_review.assessments.models import PromotionCandidate
+from memory_review.assessments.moves import CANDIDATE_MOVES
 from memory_review.audit.models import Transition
-from memory_review.lifecycle import CANDIDATE_MOVES, MEMORY_MOVES
 from memory_review.memories import search
 from memory_review.memories.models import Memory
+from memory_review.memories.moves import MEMORY_MOVES
 from memory_review.tenancy.models import Tenant
 from memory_review.tenancy.names import actor_names
 

@@ -10,9 +10,10 @@ from django.utils import timezone
 from memory_review.assessments.models import Disposition, Verdict
 from memory_review.audit.models import Transition
 from memory_review.compliance.dual_control import request_approve, request_forget
-from memory_review.lifecycle import MEMORY_MOVES, Actor, LifecycleError, StaleVersion, permits, transition
+from memory_review.lifecycle import Actor, LifecycleError, StaleVersion, permits, transition
 from memory_review.memories import holds
 from memory_review.memories.models import Memory, MemoryLink, MemoryStatus
+from memory_review.memories.moves import MEMORY_MOVES
 from memory_review.memories.services import memory_forget, memory_write
 from memory_review.tenancy.names import actor_names
 
@@ -72,7 +73,7 @@ def available_actions(memory: Memory) -> list[tuple[str, Action]]:
 
 def bulk_actions_for(statuses) -> list[tuple[str, Action]]:
     """The moves a bulk action may offer on a set holding these statuses: each valid from every
-    one of them (lifecycle.MEMORY_MOVES), so none of the set is refused for its status; forgetting
+    one of them (memories/moves.py), so none of the set is refused for its status; forgetting
     is never done in bulk."""
     statuses = set(statuses)
     return [
