@@ -1,9 +1,10 @@
 FROM python:3.11-slim
 ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1
 WORKDIR /app
-COPY pyproject.toml README.md ./
+COPY pyproject.toml README.md constraints.txt ./
 COPY memory_review ./memory_review
-RUN pip install --no-cache-dir '.[prod]'
+# The versions the suite passed on (constraints.txt), as make install and CI use.
+RUN pip install --no-cache-dir -c constraints.txt '.[prod]'
 COPY . .
 # collectstatic imports the settings, which refuse to start without a key: a throwaway one,
 # for this step only (the running container must be given its own).

@@ -9,15 +9,23 @@ STAMP := $(VENV)/.installed
 NPM_DIR := tests/e2e
 NPM_STAMP := $(NPM_DIR)/node_modules/.installed
 
-.PHONY: demo test install check lint test-sqlite test-postgres run clean oracle-sql oracle-check bench
+.PHONY: demo test install constraints check lint test-sqlite test-postgres run clean oracle-sql oracle-check bench
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
-# Reinstall only when the declared dependencies change.
-$(STAMP): pyproject.toml | $(BIN)/python
-	$(BIN)/pip install --quiet -e '.[dev]'
+# Reinstall only when the declared dependencies or their tested versions change: every package at
+# the version constraints.txt names, so a release of ruff, Celery or Django between two runs cannot
+# change what the suite runs on (`make constraints` moves them on, on purpose).
+$(STAMP): pyproject.toml constraints.txt | $(BIN)/python
+	$(BIN)/pip install --quiet -c constraints.txt -e '.[dev]'
+	touch $(STAMP)
+
+constraints: | $(BIN)/python
+	$(BIN)/pip install --quiet --upgrade --upgrade-strategy eager -e '.[dev]'
+	{ sed -n '1,3p' constraints.txt; $(BIN)/pip freeze --exclude-editable; } > constraints.txt.new
+	mv constraints.txt.new constraints.txt
 	touch $(STAMP)
 
 # axe-core for the browser tests' accessibility walk, at the version tests/e2e/package-lock.json pins; again
