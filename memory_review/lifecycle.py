@@ -100,15 +100,18 @@ _KINDS: dict[type, Kind] = {}
 
 
 def register(model: type, kind: Kind) -> None:
-    """Give `model`'s rows a lifecycle; its app's ready() does, so every process has them."""
-    _KINDS[model] = kind
+    """Give `model`'s rows a lifecycle; its app's ready() does, so every process has them. A
+    model has one: a second, different one is refused, not put in the first's place."""
+    if _KINDS.setdefault(model, kind) is not kind:
+        raise ValueError(f"{model.__name__} already has a lifecycle")
 
 
 def kind_of(obj) -> Kind:
-    try:
-        return _KINDS[type(obj)]
-    except KeyError:
-        raise TypeError(f"{type(obj).__name__} has no lifecycle") from None
+    """The lifecycle of `obj`'s model, or of the model it derives from (a proxy's)."""
+    for cls in type(obj).__mro__:
+        if cls in _KINDS:
+            return _KINDS[cls]
+    raise TypeError(f"{type(obj).__name__} has no lifecycle")
 
 
 def permits(obj, actor_kind: str, action: str) -> bool:

@@ -181,3 +181,18 @@ def test_a_row_of_no_lifecycle_is_refused_by_name():
     """The lifecycle moves only what a package gave it a Kind for (memories/moves.py)."""
     with pytest.raises(TypeError, match="SourceEvent has no lifecycle"):
         transition(obj=SourceEvent(), action="flag", actor=actor("user"), reason="x", seen_version=1)
+
+
+def test_each_kind_of_row_has_its_owners_moves_and_no_other():
+    """The lifecycle moves memories and proposed memories, each by its own package's table
+    (memories/moves.py, assessments/moves.py); a second lifecycle for either is refused."""
+    from memory_review import lifecycle
+    from memory_review.assessments.models import PromotionCandidate
+    from memory_review.assessments.moves import CANDIDATE_MOVES
+
+    assert {model.__name__ for model in lifecycle._KINDS} == {"Memory", "PromotionCandidate"}
+    assert lifecycle.kind_of(Memory()).moves is MEMORY_MOVES
+    assert lifecycle.kind_of(PromotionCandidate()).moves is CANDIDATE_MOVES
+    with pytest.raises(ValueError, match="Memory already has a lifecycle"):
+        lifecycle.register(Memory, lifecycle.Kind(noun="x", moves={}, audit_field="memory", hash_field="x"))
+    assert lifecycle.kind_of(Memory()).moves is MEMORY_MOVES
