@@ -36,7 +36,6 @@ from memory_review.assessments.models import PolicyVersion, PromotionCandidate, 
 from memory_review.audit.models import Transition
 from memory_review.memories import tallies
 from memory_review.tenancy.models import Tenant
-from memory_review.workflow.models import Assignment, AssignmentRule
 
 from .models import Label
 
@@ -51,9 +50,7 @@ MARK_PARTS = {
     "policies": "a policy adopted",
     "retired": "a policy retired",
     "moves": "memories moved",
-    "assignments": "assignments or their rules changed",
 }
-ASSIGNMENT_COUNTS = ("assigned", "ended", "ruled", "unruled")
 # What most figures rest on: votes, labels and policies, not every memory's move.
 COUNTED = ("votes", "labels", "withdrawn", "candidates", "policies", "retired")
 
@@ -120,20 +117,35 @@ def newest_id(model, tenant_id: int) -> int | None:
     return row["id"] if row else None
 
 
+def newest(model, column: str, **where) -> Subquery:
+    """A probe of the mark: the tenant's highest `column` of `model`'s rows (newest_rows)."""
+    return Subquery(newest_rows(model, OuterRef("pk"), column, **where))
+
+
+def counted(model, **where) -> Subquery:
+    """A probe of the mark: how many of the tenant's rows of `model` (for tables of few rows)."""
+    rows = model.objects.filter(tenant_id=OuterRef("pk"), **where).order_by().values("tenant_id")
+    return Subquery(rows.annotate(n=Count("id")).values("n")[:1])
+
+
+PROBES: dict[str, Callable[[], dict]] = {}  # the parts other packages count (mark_part)
+
+
+def mark_part(name: str, words: str, probe: Callable[[], dict]) -> None:
+    """A part of the mark counted from tables calibration does not own, by the module whose figure
+    rests on it (review/team_page.py: the workflow's assignments), so this module imports none of
+    theirs. `probe()` names its probes (newest, counted); a part of more than one is kept as their
+    values joined, in that order. `words`: what its moving means, in a page's words."""
+    MARK_PARTS[name] = words
+    PROBES[name] = probe
+
+
 def mark(tenant_id: int, parts=MARK_PARTS) -> dict:
     """One query: what a figure's inputs are now (only `parts` of it: a page reading one figure
     builds and runs the probes that figure rests on, not all eleven). Verdicts and labels are
     only ever added (a label is withdrawn, never deleted), so their highest ids and the latest
     withdrawal move exactly when the data does; a candidate decided moves its updated_at; a
     policy adopted adds a row. Each part is one probe of an index that leads with the tenant."""
-
-    def newest(model, column: str, **where):
-        return Subquery(newest_rows(model, OuterRef("pk"), column, **where))
-
-    def counted(model, **where):
-        rows = model.objects.filter(tenant_id=OuterRef("pk"), **where).order_by().values("tenant_id")
-        return Subquery(rows.annotate(n=Count("id")).values("n")[:1])
-
     probes = {
         "votes": lambda: {"votes": newest(Verdict, "id")},
         "labels": lambda: {"labels": newest(Label, "id")},
@@ -144,20 +156,17 @@ def mark(tenant_id: int, parts=MARK_PARTS) -> dict:
         "policies": lambda: {"policies": newest(PolicyVersion, "id")},
         "moves": lambda: {"moves": newest(Transition, "seq")},
         "retired": lambda: {"retired": counted(PolicyVersion, mode=PolicyVersion.Mode.RETIRED)},
-        # Hand assignments made and ended, rules written and removed: few rows, counted.
-        "assignments": lambda: {
-            "assigned": counted(Assignment),
-            "ended": counted(Assignment, ended_at__isnull=False),
-            "ruled": counted(AssignmentRule),
-            "unruled": counted(AssignmentRule, removed_at__isnull=False),
-        },
+        **PROBES,
     }
-    asked = {}
+    asked, joined = {}, {}
     for part in parts:
-        asked.update(probes[part]())
+        found = probes[part]()
+        asked.update(found)
+        if len(found) > 1:
+            joined[part] = tuple(found)
     row = Tenant.objects.filter(pk=tenant_id).annotate(**asked).values(*asked).get()
-    if "assignments" in parts:
-        row["assignments"] = ":".join(str(row.pop(part) or 0) for part in ASSIGNMENT_COUNTS)
+    for part, names in joined.items():
+        row[part] = ":".join(str(row.pop(name) or 0) for name in names)
     return {part: value.isoformat() if isinstance(value, datetime) else value for part, value in row.items()}
 
 

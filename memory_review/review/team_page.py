@@ -5,6 +5,19 @@ a memory moves or an assignment or rule changes."""
 
 from memory_review.calibration import figures
 from memory_review.workflow import assignment
+from memory_review.workflow.models import Assignment, AssignmentRule
+
+# Hand assignments made and ended, rules written and removed: few rows, counted.
+figures.mark_part(
+    "assignments",
+    "assignments or their rules changed",
+    lambda: {
+        "assigned": figures.counted(Assignment),
+        "ended": figures.counted(Assignment, ended_at__isnull=False),
+        "ruled": figures.counted(AssignmentRule),
+        "unruled": figures.counted(AssignmentRule, removed_at__isnull=False),
+    },
+)
 
 
 @figures.figure("team_waiting", standing=True, rests_on=("moves", "assignments"))
