@@ -5,7 +5,11 @@ request's latency says how well batching, screening and concurrency hide the rou
 Each size runs twice side by side: concurrent batches (as shipped) and a baseline that sends
 the same requests one after another (JEV_MAX_CONCURRENCY=1).
 
-    .venv/bin/python bench/observe_event.py [--latency-ms 150] [--events 5] [--postgres URL]
+    .venv/bin/python bench/observe_event.py [--latency-ms 150] [--events 5] [--postgres URL] [--phases]
+
+`--phases` also times each phase of an event (the lease, the candidates, Jev, the votes'
+INSERT with their seals, the memories' checks, the rest of the recording with its COMMIT, the
+moves, the finish) by wrapping the pipeline's functions with timers, and prints the medians.
 
 It runs the pipeline in-process (no Celery hop) on a throwaway SQLite database, or with
 `--postgres postgres://postgres@127.0.0.1:5432` on a throwaway PostgreSQL database, as the
@@ -24,6 +28,7 @@ import statistics
 import subprocess
 import sys
 import time
+from contextlib import nullcontext
 
 # As shipped: writers leave their audit rows to the sequencer (throwaway's own default is inline).
 os.environ.setdefault("AUDIT_SEQUENCER", "deferred")
@@ -37,6 +42,7 @@ from django.conf import settings  # noqa: E402
 from django.core.management import call_command  # noqa: E402
 from django.test.utils import override_settings  # noqa: E402
 
+from memory_review.assessments import invalidation  # noqa: E402
 from memory_review.assessments.invalidation import observe_event, run_invalidation  # noqa: E402
 from memory_review.assessments.jev import Jev, noul  # noqa: E402
 from memory_review.assessments.leases import claim  # noqa: E402
@@ -103,7 +109,70 @@ def one_request_ms(jev: Jev, repeats: int = 5) -> float:
     return statistics.median(samples)
 
 
-def run(tenant: Tenant, user: str, size: int, events: int, jev: Jev) -> dict:
+class Phases:
+    """Where an event's time goes (--phases): each of the pipeline's steps wrapped with a timer,
+    as `invalidation`'s module names them (it calls them by those names), for as long as the
+    block lasts. Each event's figures are one dict of milliseconds; the recording's rest (the
+    verdicts' rows, the assessment's figures, the held seals' INSERT, the COMMIT) and the finish
+    are what their enclosing step took beyond the steps timed inside it."""
+
+    STEPS = (
+        ("candidates_for", "candidates"), ("code_checks", "candidates"), ("_record_checks", "checks"),
+        ("_judge_and_record", "recording"), ("apply_verdicts", "moves"),
+    )  # fmt: skip
+
+    def __init__(self):
+        self.events: list[dict[str, float]] = []
+        self.now: dict[str, float] = {}
+
+    def __enter__(self) -> "Phases":
+        self.kept = [(invalidation, name, getattr(invalidation, name)) for name, _ in self.STEPS]
+        self.kept.append((invalidation.Gathering, "run", invalidation.Gathering.run))
+        for name, phase in self.STEPS:
+            setattr(invalidation, name, self._timed(getattr(invalidation, name), phase))
+        invalidation.Gathering.run = self._timed(invalidation.Gathering.run, "Jev")
+        # The manager's method, as the recording calls it, shadowed on the one manager instance.
+        Verdict.objects.insert_values = self._timed(Verdict.objects.insert_values, "votes")
+        return self
+
+    def __exit__(self, *exc) -> None:
+        for owner, name, original in self.kept:
+            setattr(owner, name, original)
+        del Verdict.objects.insert_values  # the class's own method shows through again
+
+    def _timed(self, function, phase: str):
+        def timed(*args, **kwargs):
+            started = time.perf_counter()
+            try:
+                return function(*args, **kwargs)
+            finally:
+                self.now[phase] = self.now.get(phase, 0.0) + (time.perf_counter() - started) * 1000
+
+        return timed
+
+    def event(self, lease_ms: float, wall_ms: float) -> None:
+        """One event's phases, from what its steps took."""
+        took, self.now = self.now, {}
+        inside = sum(took.get(p, 0.0) for p in ("candidates", "Jev", "votes", "checks"))
+        self.events.append({
+            "lease": lease_ms, "candidates": took.get("candidates", 0.0), "Jev": took.get("Jev", 0.0),
+            "votes": took.get("votes", 0.0), "checks": took.get("checks", 0.0),
+            "recording_rest": took.get("recording", 0.0) - inside, "moves": took.get("moves", 0.0),
+            "finish_rest": wall_ms - lease_ms - took.get("recording", 0.0) - took.get("moves", 0.0),
+        })  # fmt: skip
+
+    def medians(self) -> dict[str, float]:
+        return {phase: round(statistics.median(e[phase] for e in self.events), 1) for phase in self.events[0]}
+
+
+PHASE_WORDS = {
+    "lease": "lease", "candidates": "candidates", "Jev": "Jev", "votes": "votes' INSERT and seals",
+    "checks": "memories' checks", "moves": "moves", "finish_rest": "finish",
+    "recording_rest": "rest of recording (verdict rows, figures, held seals, COMMIT)",
+}  # fmt: skip
+
+
+def run(tenant: Tenant, user: str, size: int, events: int, jev: Jev, phases: Phases | None = None) -> dict:
     walls, linking, requests, tokens, costs, verdicts = [], [], [], [], [], []
     for n in range(events):
         a, b, c, _ = words_for(n * 3)
@@ -113,8 +182,11 @@ def run(tenant: Tenant, user: str, size: int, events: int, jev: Jev) -> dict:
         with tenant_context(tenant.pk):  # the task's body (assessments/tasks.py), with the bench's client
             started = time.perf_counter()
             claimed = claim(tenant_id=tenant.pk, assessment_id=assessment.pk)
+            leased = time.perf_counter()
             done = run_invalidation(assessment.pk, tenant_id=tenant.pk, jev=jev, claimed=claimed)
             walls.append((time.perf_counter() - started) * 1000)
+            if phases is not None:
+                phases.event((leased - started) * 1000, walls[-1])
             if not heads.links_inline():  # the run a worker would make next (its flag cleared)
                 started = time.perf_counter()
                 sequencer.run(tenant.pk, wait=True, queued=True)
@@ -133,6 +205,7 @@ def run(tenant: Tenant, user: str, size: int, events: int, jev: Jev) -> dict:
         "tokens": statistics.mean(tokens),
         "cost": statistics.mean(costs),
         "verdicts_per_s": sum(verdicts) / (sum(walls) / 1000),
+        **({"phases_ms": phases.medians()} if phases is not None else {}),
     }
 
 
@@ -142,6 +215,7 @@ def main() -> None:
     parser.add_argument("--events", type=int, default=5)
     parser.add_argument("--sizes", default=",".join(map(str, SIZES)))
     parser.add_argument("--postgres", metavar="URL", help="e.g. postgres://postgres@127.0.0.1:5432")
+    parser.add_argument("--phases", action="store_true", help="also time each phase of an event (medians)")
     args = parser.parse_args()
     call_command("migrate", verbosity=0)
     tenant = Tenant.objects.create(slug="bench", name="Bench")
@@ -197,14 +271,20 @@ def main() -> None:
         for size in map(int, args.sizes.split(",")):
             for mode, concurrency in (("concurrent", settings.JEV_MAX_CONCURRENCY), ("baseline", 1)):
                 user = pool(tenant, size, mode)  # a fresh pool: the events kill what they bear on
-                with override_settings(JEV_MAX_CONCURRENCY=concurrency):
-                    r = run(tenant, user, size, args.events, client(concurrency))
+                timing = Phases() if args.phases and mode == "concurrent" else None
+                with override_settings(JEV_MAX_CONCURRENCY=concurrency), timing or nullcontext():
+                    r = run(tenant, user, size, args.events, client(concurrency), timing)
                 print(
                     f"{size:>10} {mode:>10} {r['median_ms']:>6.0f}ms {r['p95_ms']:>6.0f}ms "
                     f"{r['median_ms'] / single:>5.2f}x {r['requests']:>8.1f} {r['tokens']:>8.0f} "
                     f"{r['cost']:>10.6f} {r['verdicts_per_s']:>10.0f} {linked(r['linked_after_ms'])}"
                 )
                 figures["runs"].append({"candidates": size, "mode": mode, **r})
+                if "phases_ms" in r:
+                    print(
+                        f"{'':>10} {'':>10} phases, medians (ms): "
+                        + "; ".join(f"{PHASE_WORDS[p]} {ms:.1f}" for p, ms in r["phases_ms"].items())
+                    )
     finally:
         standin.terminate()
         standin.wait()

@@ -24,7 +24,7 @@ TINY = {
     "labeling.py": ["--verdicts", "1000", "--labels", "3"],
     "audit_export.py": ["--rows", "500"],
     "verify_audit.py": ["--sizes", "400"],
-    "observe_event.py": ["--events", "1", "--latency-ms", "5", "--sizes", "20"],
+    "observe_event.py": ["--events", "1", "--latency-ms", "5", "--sizes", "20", "--phases"],
     "pages.py": ["--memories", "400", "--repeats", "1", "--tenants", "2"],
     "review_browser.py": ["--decisions", "2", "--cold-loads", "1"],
     "calibration_paint.py": ["--cold-loads", "1"],
@@ -93,6 +93,12 @@ def test_every_script_runs_on_a_fresh_checkout_and_prints_its_figures(tmp_path):
     # A batch (--batch 2) holds its tenant's own customers' events: each is judged against its
     # customer's 100 memories, none against an empty scope in the wrong tenant.
     assert step["candidates_mean"] == 100
+    # --phases: the concurrent run says where its event's time went, each step timed (the bench's
+    # event moves one memory: it has votes, checks and a move); the baseline is left untimed.
+    concurrent, baseline = figures["observe_event.py"]["runs"]
+    timed = ("lease", "candidates", "Jev", "votes", "checks", "moves")
+    assert all(concurrent["phases_ms"][phase] > 0 for phase in timed), concurrent
+    assert "phases_ms" not in baseline
     # An agent follows the first tenant's feed: it heard every change the step wrote there.
     feed = step["feed_lag_ms"]
     assert feed["heard"] == feed["written"] and feed["refused"] == {}
