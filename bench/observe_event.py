@@ -7,6 +7,9 @@ the same requests one after another (JEV_MAX_CONCURRENCY=1).
 
     .venv/bin/python bench/observe_event.py [--latency-ms 150] [--events 5] [--postgres URL] [--phases]
 
+On PostgreSQL it also prints the WAL an event wrote (median KiB, the lease to the finish): its
+rows and every index entry they made, a figure without a clock's noise.
+
 `--phases` also times each phase of an event (the lease, the candidates, Jev, the votes'
 INSERT with their seals, the memories' checks, the rest of the recording with its COMMIT, the
 moves, the finish) by wrapping the pipeline's functions with timers, and prints the medians.
@@ -40,6 +43,7 @@ django.setup()
 
 from django.conf import settings  # noqa: E402
 from django.core.management import call_command  # noqa: E402
+from django.db import connection  # noqa: E402
 from django.test.utils import override_settings  # noqa: E402
 
 from memory_review.assessments import invalidation  # noqa: E402
@@ -172,19 +176,32 @@ PHASE_WORDS = {
 }  # fmt: skip
 
 
+def wal_position() -> int | None:
+    """PostgreSQL's WAL insert position in bytes (None elsewhere): what an event wrote to the log,
+    its rows and every index entry they made, measured without a clock's noise."""
+    if connection.vendor != "postgresql":
+        return None
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), '0/0')")
+        return int(cursor.fetchone()[0])
+
+
 def run(tenant: Tenant, user: str, size: int, events: int, jev: Jev, phases: Phases | None = None) -> dict:
-    walls, linking, requests, tokens, costs, verdicts = [], [], [], [], [], []
+    walls, linking, requests, tokens, costs, verdicts, wal = [], [], [], [], [], [], []
     for n in range(events):
         a, b, c, _ = words_for(n * 3)
         text = f"{a.title()} {b} {c} now changed to {WORDS[n]} instead."
         event = event_record(tenant=tenant, source="email", text=text, user_id=user)
         assessment = observe_event(event=event, enqueue=lambda a: None)
         with tenant_context(tenant.pk):  # the task's body (assessments/tasks.py), with the bench's client
+            logged = wal_position()
             started = time.perf_counter()
             claimed = claim(tenant_id=tenant.pk, assessment_id=assessment.pk)
             leased = time.perf_counter()
             done = run_invalidation(assessment.pk, tenant_id=tenant.pk, jev=jev, claimed=claimed)
             walls.append((time.perf_counter() - started) * 1000)
+            if logged is not None:
+                wal.append(wal_position() - logged)
             if phases is not None:
                 phases.event((leased - started) * 1000, walls[-1])
             if not heads.links_inline():  # the run a worker would make next (its flag cleared)
@@ -205,6 +222,7 @@ def run(tenant: Tenant, user: str, size: int, events: int, jev: Jev, phases: Pha
         "tokens": statistics.mean(tokens),
         "cost": statistics.mean(costs),
         "verdicts_per_s": sum(verdicts) / (sum(walls) / 1000),
+        "wal_kib": statistics.median(wal) / 1024 if wal else None,
         **({"phases_ms": phases.medians()} if phases is not None else {}),
     }
 
@@ -258,7 +276,7 @@ def main() -> None:
         )
         header = (
             f"{'candidates':>10} {'mode':>10} {'median':>8} {'p95':>8} {'ratio':>6} {'requests':>8} "
-            f"{'tokens':>8} {'cost $':>10} {'verdicts/s':>10} {'linked after':>12}"
+            f"{'tokens':>8} {'cost $':>10} {'verdicts/s':>10} {'linked after':>12} {'WAL KiB':>8}"
         )
         print(header)
         print("-" * len(header))
@@ -277,7 +295,8 @@ def main() -> None:
                 print(
                     f"{size:>10} {mode:>10} {r['median_ms']:>6.0f}ms {r['p95_ms']:>6.0f}ms "
                     f"{r['median_ms'] / single:>5.2f}x {r['requests']:>8.1f} {r['tokens']:>8.0f} "
-                    f"{r['cost']:>10.6f} {r['verdicts_per_s']:>10.0f} {linked(r['linked_after_ms'])}"
+                    f"{r['cost']:>10.6f} {r['verdicts_per_s']:>10.0f} {linked(r['linked_after_ms'])} "
+                    + ("       -" if r["wal_kib"] is None else f"{r['wal_kib']:>8.1f}")
                 )
                 figures["runs"].append({"candidates": size, "mode": mode, **r})
                 if "phases_ms" in r:

@@ -6,7 +6,7 @@ from django.db import models
 from django.db.models import Q
 
 from memory_review.memories.models import Memory, MemoryChange
-from memory_review.tenancy.models import SealedTenantOwned, TenantOwned
+from memory_review.tenancy.models import SealedTenantOwned, TenantOwned, tenant_key
 
 
 class Receipt(SealedTenantOwned):
@@ -21,7 +21,7 @@ class Receipt(SealedTenantOwned):
         "created_at",
     )  # fmt: skip
 
-    memory = models.ForeignKey(Memory, on_delete=models.PROTECT, related_name="receipts")
+    memory = models.ForeignKey(Memory, on_delete=models.PROTECT, related_name="receipts", db_index=False)
     version = models.PositiveIntegerField(help_text="The memory's content version the response used.")
     response_id = models.CharField(max_length=128, help_text="The agent's id for the response.")
     user_id = models.CharField(max_length=128, null=True, blank=True)
@@ -94,6 +94,7 @@ class Notice(SealedTenantOwned):
     seal_kind = "notice"
     seal_fields = ("kind", "key", "data", "created_at")
 
+    tenant = tenant_key()
     kind = models.CharField(max_length=40)
     key = models.CharField(max_length=120, help_text="Makes it once, e.g. unreviewed:<sample id>.")
     data = models.JSONField()
@@ -121,7 +122,9 @@ class WebhookDelivery(SealedTenantOwned):
         DELIVERED = "delivered", "Delivered"
         FAILED = "failed", "Gave up"
 
-    endpoint = models.ForeignKey(WebhookEndpoint, on_delete=models.PROTECT, related_name="deliveries")
+    endpoint = models.ForeignKey(
+        WebhookEndpoint, on_delete=models.PROTECT, related_name="deliveries", db_index=False
+    )
     change = models.ForeignKey(
         MemoryChange, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
     )
@@ -183,7 +186,9 @@ class WebhookAttempt(TenantOwned):
     """One try at a delivery: when, the response code or the error, and how long it took. Written
     when the try starts; one without an end is a worker that stopped mid-send."""
 
-    delivery = models.ForeignKey(WebhookDelivery, on_delete=models.PROTECT, related_name="tries")
+    delivery = models.ForeignKey(
+        WebhookDelivery, on_delete=models.PROTECT, related_name="tries", db_index=False
+    )
     number = models.PositiveIntegerField()
     started_at = models.DateTimeField()
     latency_ms = models.PositiveIntegerField(null=True, blank=True)

@@ -5,7 +5,12 @@ from django.db.models import Q
 from django.utils import timezone
 
 from memory_review.memories.models import Memory, Scope, SourceEvent
-from memory_review.tenancy.models import SealedTenantOwned, SealedTenantQuerySet, Tenant, TenantOwned
+from memory_review.tenancy.models import (
+    SealedTenantOwned,
+    SealedTenantQuerySet,
+    TenantOwned,
+    tenant_key,
+)
 
 
 class PolicyQuerySet(SealedTenantQuerySet):
@@ -35,6 +40,7 @@ class PolicyVersion(SealedTenantOwned):
         SHADOW = "shadow", "Shadow"
         RETIRED = "retired", "Retired"
 
+    tenant = tenant_key()
     number = models.PositiveIntegerField()
     mode = models.CharField(max_length=8, choices=Mode.choices)
     thresholds = models.JSONField()
@@ -86,7 +92,7 @@ class Assessment(SealedTenantOwned):
 
     # Indexed (tenant, id) below: the list pages newest first within the tenant (by the primary
     # key, PostgreSQL read past every assessment of the tenants written after it).
-    tenant = models.ForeignKey(Tenant, on_delete=models.PROTECT, related_name="+", db_index=False)
+    tenant = tenant_key()
     purpose = models.CharField(max_length=16, choices=Purpose.choices)
     event = models.ForeignKey(
         SourceEvent, on_delete=models.PROTECT, null=True, blank=True, related_name="assessments"
@@ -167,7 +173,9 @@ class AssessmentRestart(TenantOwned):
     worker died, or by a lead retrying one that failed. Kept: who did it, when, and what had
     happened before (the error a retry clears from the assessment lives on here)."""
 
-    assessment = models.ForeignKey(Assessment, on_delete=models.PROTECT, related_name="restarts")
+    assessment = models.ForeignKey(
+        Assessment, on_delete=models.PROTECT, related_name="restarts", db_index=False
+    )
     actor = models.CharField(max_length=120, help_text="user:<id> or system:<job>")
     reason = models.CharField(max_length=1000)
     previous_state = models.CharField(max_length=8)
@@ -207,10 +215,12 @@ class Verdict(SealedTenantOwned):
 
     # Its index is (tenant, id) below: the tenant's newest vote is its first entry read backwards
     # (by the primary key, PostgreSQL read past every vote of the tenants written after it).
-    tenant = models.ForeignKey(Tenant, on_delete=models.PROTECT, related_name="+", db_index=False)
-    assessment = models.ForeignKey(Assessment, on_delete=models.PROTECT, related_name="verdicts")
-    memory = models.ForeignKey(Memory, on_delete=models.PROTECT, related_name="verdicts")
-    event = models.ForeignKey(SourceEvent, on_delete=models.PROTECT, related_name="verdicts")
+    tenant = tenant_key()
+    assessment = models.ForeignKey(
+        Assessment, on_delete=models.PROTECT, related_name="verdicts", db_index=False
+    )
+    memory = models.ForeignKey(Memory, on_delete=models.PROTECT, related_name="verdicts", db_index=False)
+    event = models.ForeignKey(SourceEvent, on_delete=models.PROTECT, related_name="verdicts", db_index=False)
     bears = models.FloatField(null=True, blank=True)
     still_true = models.FloatField(null=True, blank=True)
     replaces = models.FloatField(null=True, blank=True)
@@ -278,7 +288,7 @@ class PromotionCandidate(SealedTenantOwned, Scope):
         REJECT = "reject", "Reject"
 
     # Indexed (tenant, id) below: the list pages newest first within the tenant.
-    tenant = models.ForeignKey(Tenant, on_delete=models.PROTECT, related_name="+", db_index=False)
+    tenant = tenant_key()
     kind = models.CharField(max_length=16, choices=Memory.Kind.choices)
     subject = models.CharField(max_length=200)
     claim = models.TextField()
@@ -336,7 +346,7 @@ class ScreeningOwed(TenantOwned):
     is screened: when each memory was owed and screened stays readable."""
 
     # Indexed below by what is still owed: the sweep's oldest tries, the page's oldest owed.
-    tenant = models.ForeignKey(Tenant, on_delete=models.PROTECT, related_name="+", db_index=False)
+    tenant = tenant_key()
     memory = models.OneToOneField(Memory, on_delete=models.PROTECT, related_name="+")
     owed_since = models.DateTimeField(default=timezone.now)
     queued_at = models.DateTimeField(default=timezone.now, help_text="The newest try, or its queueing.")

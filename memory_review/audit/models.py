@@ -5,7 +5,7 @@ keyed per-tenant chain whose heads `AuditChain` keeps."""
 from django.db import models
 from django.utils import timezone
 
-from memory_review.tenancy.models import SealedTenantOwned, Tenant, TenantOwned, TenantQuerySet
+from memory_review.tenancy.models import SealedTenantOwned, Tenant, TenantOwned, TenantQuerySet, tenant_key
 
 # Moves newest first: a move still waiting for its position (AUDIT_SEQUENCER=deferred, for the
 # moment until the sequencer links it) is the newest, before every linked one. PostgreSQL and
@@ -17,11 +17,17 @@ MOVES_NEWEST_FIRST = (models.F("seq").desc(nulls_first=True), models.F("pk").des
 class Transition(TenantOwned):
     """Append-only (a trigger refuses UPDATE and DELETE); rows form a per-tenant hash chain."""
 
+    tenant = tenant_key()
     seq = models.PositiveBigIntegerField(
         null=True, blank=True, help_text="Position in the tenant's chain, from 1: NULL until sequenced."
     )
     memory = models.ForeignKey(
-        "memories.Memory", on_delete=models.PROTECT, null=True, blank=True, related_name="transitions"
+        "memories.Memory",
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="transitions",
+        db_index=False,  # transition_memory_seq_ix leads with it
     )
     candidate = models.ForeignKey(
         "assessments.PromotionCandidate",
@@ -112,7 +118,7 @@ class Seal(TenantOwned):
 
     # No index of its own: (tenant, seq) and (tenant, kind, object id, id) both lead with it, and
     # every sealed write pays for each index the ledger keeps.
-    tenant = models.ForeignKey(Tenant, on_delete=models.PROTECT, related_name="+", db_index=False)
+    tenant = tenant_key()
     seq = models.PositiveBigIntegerField(
         null=True, blank=True, help_text="Position in the tenant's ledger, from 1: NULL until sequenced."
     )
@@ -177,6 +183,7 @@ class AuditVerification(SealedTenantOwned):
         "checkpoint_line_hash", "by",
     )  # fmt: skip
 
+    tenant = tenant_key()
     verified_at = models.DateTimeField()
     intact = models.BooleanField()
     problem = models.CharField(max_length=1000, null=True, blank=True)
@@ -210,6 +217,7 @@ class VerificationRun(TenantOwned):
     many rows it has read of how many, then the verification it recorded. One runs at a time a
     tenant (verification.py refuses a second). Not sealed: what it found is, in its result."""
 
+    tenant = tenant_key()
     requested_by = models.CharField(max_length=120)
     requested_at = models.DateTimeField(default=timezone.now)
     state = models.CharField(max_length=10, choices=RunState.choices, default=RunState.QUEUED)

@@ -8,7 +8,7 @@ from django.db import models
 from django.db.models import Q
 
 from memory_review.assessments.models import PolicyVersion, PromotionCandidate, Verdict
-from memory_review.tenancy.models import SealedTenantOwned, Tenant
+from memory_review.tenancy.models import SealedTenantOwned, tenant_key
 
 VOTE_BINS = 10  # equal-width bins over [0, 1] of an item's main vote (still_true, supported)
 
@@ -35,7 +35,7 @@ class Label(SealedTenantOwned):
     )  # fmt: skip
 
     # Indexed (tenant, id) below: the tenant's newest label without reading other tenants'.
-    tenant = models.ForeignKey(Tenant, on_delete=models.PROTECT, related_name="+", db_index=False)
+    tenant = tenant_key()
     verdict = models.ForeignKey(
         Verdict, on_delete=models.PROTECT, null=True, blank=True, related_name="labels"
     )

@@ -6,7 +6,7 @@ The row stays when the file goes: who exported what, and when, is kept."""
 from django.db import models
 from django.utils import timezone
 
-from memory_review.tenancy.models import TenantOwned
+from memory_review.tenancy.models import TenantOwned, tenant_key
 
 
 class JobState(models.TextChoices):
@@ -17,6 +17,7 @@ class JobState(models.TextChoices):
 
 
 class JobFile(TenantOwned):
+    tenant = tenant_key()
     kind = models.CharField(max_length=40, help_text="What the file is (kinds.py).")
     params = models.JSONField(default=dict, blank=True, help_text="What was asked for: the filters.")
     filename = models.CharField(max_length=200, help_text="The name it downloads as.")

@@ -13,7 +13,7 @@ from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 
-from memory_review.tenancy.models import SealedTenantOwned, SealedTenantQuerySet, TenantOwned
+from memory_review.tenancy.models import SealedTenantOwned, SealedTenantQuerySet, TenantOwned, tenant_key
 
 
 def content_hash(text: str) -> str:
@@ -64,6 +64,7 @@ class SourceEvent(SealedTenantOwned, Scope):
         TICKET = "ticket", "Support ticket"
         AGENT = "agent", "Agent note"
 
+    tenant = tenant_key()
     run_id = models.CharField(max_length=128, null=True, blank=True)
     source = models.CharField(max_length=16, choices=Source.choices)
     text = models.TextField()
@@ -160,6 +161,7 @@ class Memory(SealedTenantOwned, Scope):
         POLICY = "policy", "Policy"
         OWNERSHIP = "ownership", "Ownership"
 
+    tenant = tenant_key()
     kind = models.CharField(max_length=16, choices=Kind.choices)
     subject = models.CharField(
         max_length=200, help_text="What the memory is about; one live memory per subject and scope."
@@ -168,7 +170,9 @@ class Memory(SealedTenantOwned, Scope):
     content_hash = models.CharField(max_length=64)
     confidence = models.FloatField(default=1.0)
     written_by = models.CharField(max_length=120)
-    source_event = models.ForeignKey(SourceEvent, on_delete=models.PROTECT, related_name="memories")
+    source_event = models.ForeignKey(
+        SourceEvent, on_delete=models.PROTECT, related_name="memories", db_index=False
+    )
     channel = models.CharField(
         max_length=16,
         choices=SourceEvent.Source.choices,
@@ -273,6 +277,7 @@ class MemoryTally(TenantOwned):
 
     # Not `status`: this row counts memories in a status, it has none (and only the lifecycle
     # writes a status).
+    tenant = tenant_key()
     of_status = models.CharField(max_length=16, choices=MemoryStatus.choices)
     stripe = models.PositiveSmallIntegerField(default=0)
     n = models.BigIntegerField(default=0)
@@ -314,7 +319,7 @@ class MemoryLink(SealedTenantOwned):
         Kind.CONTRADICTS: "is contradicted by",
     }
 
-    src = models.ForeignKey(Memory, on_delete=models.PROTECT, related_name="links_out")
+    src = models.ForeignKey(Memory, on_delete=models.PROTECT, related_name="links_out", db_index=False)
     dst = models.ForeignKey(Memory, on_delete=models.PROTECT, related_name="links_in")
     kind = models.CharField(max_length=16, choices=Kind.choices)
     origin = models.CharField(max_length=16, choices=Origin.choices)
@@ -469,6 +474,7 @@ class MemoryChange(SealedTenantOwned):
         FORGOTTEN = "forgotten", "forgotten"
         ERASED = "erased", "erased"
 
+    tenant = tenant_key()
     seq = models.PositiveBigIntegerField(
         null=True,
         blank=True,

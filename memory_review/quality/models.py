@@ -7,7 +7,7 @@ from django.db import models
 
 from memory_review.audit.models import Transition
 from memory_review.memories.models import Memory
-from memory_review.tenancy.models import SealedTenantOwned
+from memory_review.tenancy.models import SealedTenantOwned, tenant_key
 
 
 class Population(models.TextChoices):
@@ -26,6 +26,7 @@ class AuditSample(SealedTenantOwned):
         "labels_asked", "strata", "items", "drawn_by", "drawn_at",
     )  # fmt: skip
 
+    tenant = tenant_key()
     population = models.CharField(max_length=12, choices=Population.choices)
     period_start = models.DateTimeField(
         null=True, blank=True, help_text="Decisions from (None: all before the end)."
@@ -58,7 +59,7 @@ class AuditItem(SealedTenantOwned):
     seal_kind = "audit_item"
     seal_fields = ("sample_id", "stratum", "memory_id", "transition_id", "rank")
 
-    sample = models.ForeignKey(AuditSample, on_delete=models.PROTECT, related_name="drawn")
+    sample = models.ForeignKey(AuditSample, on_delete=models.PROTECT, related_name="drawn", db_index=False)
     stratum = models.PositiveIntegerField()
     memory = models.ForeignKey(Memory, on_delete=models.PROTECT, related_name="+")
     transition = models.ForeignKey(
@@ -89,7 +90,7 @@ class AuditLabel(SealedTenantOwned):
     seal_kind = "audit_label"
     seal_fields = ("item_id", "labeler_id", "outcome", "note", "adjudicated", "withdrawn_at", "created_at")
 
-    item = models.ForeignKey(AuditItem, on_delete=models.PROTECT, related_name="labels")
+    item = models.ForeignKey(AuditItem, on_delete=models.PROTECT, related_name="labels", db_index=False)
     labeler = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
     outcome = models.CharField(max_length=8, choices=Answer.choices)
     note = models.CharField(max_length=500, null=True, blank=True)
@@ -153,6 +154,7 @@ class GateChange(SealedTenantOwned):
         "changed_by", "changed_at",
     )  # fmt: skip
 
+    tenant = tenant_key()
     agent = models.CharField(max_length=128, blank=True)
     channel = models.CharField(max_length=16)
     kind = models.CharField(max_length=16)

@@ -20,7 +20,7 @@ class Claim(TenantOwned):
     LangSmith's annotation queues). It lapses at `expires_at` unless the open page renews it.
     Rows are kept after release: who held what, when, and who let go of it, is a record."""
 
-    memory = models.ForeignKey(Memory, on_delete=models.PROTECT, related_name="claims")
+    memory = models.ForeignKey(Memory, on_delete=models.PROTECT, related_name="claims", db_index=False)
     holder = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
     claimed_at = models.DateTimeField()
     expires_at = models.DateTimeField()
@@ -59,7 +59,7 @@ class Assignment(TenantOwned):
     is working on it right now). One in force per memory: a new one ends the last; and one given
     before the memory last entered review is over (it is a new stay in the queue)."""
 
-    memory = models.ForeignKey(Memory, on_delete=models.PROTECT, related_name="assignments")
+    memory = models.ForeignKey(Memory, on_delete=models.PROTECT, related_name="assignments", db_index=False)
     assignee = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
     assigned_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
     assigned_at = models.DateTimeField()
