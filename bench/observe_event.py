@@ -8,7 +8,8 @@ the same requests one after another (JEV_MAX_CONCURRENCY=1).
     .venv/bin/python bench/observe_event.py [--latency-ms 150] [--events 5] [--postgres URL] [--phases]
 
 On PostgreSQL it also prints the WAL an event wrote (median KiB, the lease to the finish): its
-rows and every index entry they made, a figure without a clock's noise.
+rows and every index entry they made, a figure without a clock's noise (the server's log: run it
+where nothing else writes).
 
 `--phases` also times each phase of an event (the lease, the candidates, Jev, the votes'
 INSERT with their seals, the memories' checks, the rest of the recording with its COMMIT, the
@@ -178,7 +179,8 @@ PHASE_WORDS = {
 
 def wal_position() -> int | None:
     """PostgreSQL's WAL insert position in bytes (None elsewhere): what an event wrote to the log,
-    its rows and every index entry they made, measured without a clock's noise."""
+    its rows and every index entry they made, measured without a clock's noise. The position is
+    the server's, so what anything else writes meanwhile counts too: run it on a quiet server."""
     if connection.vendor != "postgresql":
         return None
     with connection.cursor() as cursor:
