@@ -170,9 +170,8 @@ class Memory(SealedTenantOwned, Scope):
     content_hash = models.CharField(max_length=64)
     confidence = models.FloatField(default=1.0)
     written_by = models.CharField(max_length=120)
-    source_event = models.ForeignKey(
-        SourceEvent, on_delete=models.PROTECT, related_name="memories", db_index=False
-    )
+    # Its own index stays though memory_event_ix leads with it (tests/test_indexes.py, KEPT).
+    source_event = models.ForeignKey(SourceEvent, on_delete=models.PROTECT, related_name="memories")
     channel = models.CharField(
         max_length=16,
         choices=SourceEvent.Source.choices,

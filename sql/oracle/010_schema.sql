@@ -729,10 +729,6 @@ CREATE INDEX "MEMORIES_T_TENANT_ID_E2BDA953" ON "MEMORIES_TRUSTRULES" ("TENANT_I
 
 -- memories.0019_no_repeated_indexes
 --
--- Drop the index of its own of memory.source_event (a wider one leads with it)
---
-DROP INDEX "MEMORIES_M_SOURCE_EVE_28F061EA";
---
 -- Drop the index of its own of memory.tenant (a wider one leads with it)
 --
 DROP INDEX "MEMORIES_M_TENANT_ID_7AD2896A";

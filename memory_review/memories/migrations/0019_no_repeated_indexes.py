@@ -15,16 +15,6 @@ class Migration(migrations.Migration):
     operations = [
         DropOwnIndex(
             model_name="memory",
-            name="source_event",
-            field=models.ForeignKey(
-                db_index=False,
-                on_delete=django.db.models.deletion.PROTECT,
-                related_name="memories",
-                to="memories.sourceevent",
-            ),
-        ),
-        DropOwnIndex(
-            model_name="memory",
             name="tenant",
             field=models.ForeignKey(
                 db_index=False,
