@@ -130,11 +130,14 @@ def transition(
     verdict=None,
     request_id: str | None = None,
     flagged_for: str | None = None,
+    savepoint: bool = True,
 ) -> Transition:
     """Move `obj` (a memory or a proposed memory) by `action` on behalf of `actor`. Updates `obj`
     in place on success. `verdict`: the one the move acts on, if any. `flagged_for`: what sent it
     back to review, where the caller knows better than the move (an undo that reopens a memory
-    held before it was trusted: `held` again)."""
+    held before it was trusted: `held` again). `savepoint=False`: for a caller whose whole
+    transaction is this move, and goes if the move is refused (two round trips fewer); by
+    default a refused move undoes only itself, and the caller's transaction goes on."""
     kind = kind_of(obj)
     if (actor.kind, action) not in kind.moves:
         raise IllegalTransition(f"{actor.kind} actors cannot {words(action)} a {kind.noun}")
@@ -142,7 +145,7 @@ def transition(
     if not reason or not reason.strip():
         raise LifecycleError("a transition needs a reason")
 
-    with transaction.atomic():
+    with transaction.atomic(savepoint=savepoint):
         row = type(obj).objects.select_for_update().get(pk=obj.pk)
         if row.row_version != seen_version:
             since = row.row_version - seen_version

@@ -561,7 +561,16 @@ def _move(
         )
         holds.hold_if_untrusted(successor)
         return successor
-    transition(obj=memory, action=action, actor=actor, reason=reason, seen_version=seen, verdict=verdict)
+    # The verdict's transaction is this move (`_apply`): a refusal takes the whole of it back.
+    transition(
+        obj=memory,
+        action=action,
+        actor=actor,
+        reason=reason,
+        seen_version=seen,
+        verdict=verdict,
+        savepoint=False,
+    )
     return None
 
 

@@ -20,9 +20,9 @@ from memory_review.assessments.invalidation import (
 from memory_review.assessments.models import Assessment, Disposition, Verdict
 from memory_review.assessments.services import policy_set_shadow
 from memory_review.assessments.standin import StandinConfig
-from memory_review.audit import verification
+from memory_review.audit import chain, verification
 from memory_review.audit.models import Transition
-from memory_review.lifecycle import Actor, StaleVersion, transition
+from memory_review.lifecycle import Actor, LifecycleError, StaleVersion, transition
 from memory_review.memories.models import Memory, MemoryLink
 from memory_review.memories.services import event_record
 from tests.factories import make_jev, make_memory
@@ -245,6 +245,29 @@ def test_nothing_follows_a_moves_tally_stripes_in_its_transaction(acme, policy, 
     assert flag and flag[0] < tally  # the flag is written, before the stripes
     assert Verdict.objects.get(memory=paris).applied
     assert Memory.objects.get(pk=paris.pk).status == "superseded"
+    # The verdict's transaction is its move: no savepoint inside it (two round trips a move). The
+    # one savepoint is that transaction's own, a BEGIN outside a test's transaction.
+    assert [sql.split()[0] for sql in statements if "SAVEPOINT" in sql] == ["SAVEPOINT", "RELEASE"]
+
+
+def test_a_move_that_fails_after_its_first_write_leaves_nothing_of_it(acme, policy, jev, paris, monkeypatch):
+    """Without a savepoint of the move's own, a failure after the memory's row was written (here
+    the trail refusing its row) takes the whole verdict's transaction back: the memory's status,
+    its seal, the flag."""
+    assessment = observe(acme, LYON)
+    _judge_and_record(assessment, jev)
+
+    def broken(row):
+        raise chain.ChainBroken("the trail refused the row")
+
+    monkeypatch.setattr(chain, "append", broken)
+    with pytest.raises(LifecycleError, match="nothing was changed"):
+        apply_verdicts(assessment)
+
+    assert not Verdict.objects.get(memory=paris).applied
+    assert Memory.objects.get(pk=paris.pk).status == "active"
+    assert not Transition.objects.filter(memory=paris).exists()
+    assert verification.problem_in(acme) is None
 
 
 def test_a_move_refused_inside_its_transaction_leaves_its_verdict_to_apply(
