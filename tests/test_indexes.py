@@ -11,7 +11,11 @@ Read from the models (what migrations build; `makemigrations --check` holds the 
 so the same on every backend: a conditional index or constraint serves nothing here, as Oracle
 builds none (DESIGN §8)."""
 
+import io
+
+import pytest
 from django.apps import apps
+from django.core.management import call_command
 from django.db import models
 
 OURS = "memory_review."
@@ -110,3 +114,18 @@ def test_the_checks_see_what_they_look_for():
     assert "verdict_event_memory_uq" in leading["event_id"]
     assert "shadow_policy_id" not in leading
     assert _single(verdict._meta.get_field("shadow_policy"))
+
+
+@pytest.mark.django_db(transaction=True)  # SQLite: a schema editor works outside a transaction only
+def test_the_index_cut_drops_indexes_and_touches_no_foreign_key():
+    """DropOwnIndex, both ways, as `migrate` would run it on this database: back, each field's
+    index made again under the name Django gave it; neither way a foreign key dropped and checked
+    again (Django's AlterField would). Forwards on Oracle is sql/oracle/010_schema.sql's DROP
+    INDEXes (tests/test_oracle_sql.py)."""
+    out = io.StringIO()
+    call_command("sqlmigrate", "assessments", "0018", backwards=True, stdout=out)
+    backwards = out.getvalue()
+    assert "FOREIGN KEY" not in backwards and "DROP CONSTRAINT" not in backwards
+    made = [line for line in backwards.splitlines() if line.startswith("CREATE INDEX")]
+    assert len(made) == 5, backwards
+    assert any('"assessments_verdict_memory_id_4ad9ce2a"' in line for line in made), made

@@ -21,7 +21,7 @@ class DropOwnIndex(migrations.AlterField):
             return
         old = from_state.apps.get_model(app_label, self.model_name)._meta.get_field(self.name)
         new = model._meta.get_field(self.name)
-        if old.db_index == new.db_index or new.db_index or old.unique:
+        if not old.db_index or new.db_index or old.unique:
             raise ValueError(
                 f"{self.model_name}.{self.name}: DropOwnIndex only takes away a field's own index"
             )
