@@ -178,13 +178,47 @@ _KEY_JSON = json.JSONEncoder(sort_keys=True, default=str)
 
 
 def _unit_hash(*parts: Any) -> float:
-    digest = hashlib.sha256(_KEY_JSON.encode(parts).encode()).digest()
+    return _unit_of(_KEY_JSON.encode(parts))
+
+
+def _unit_of(text: str) -> float:
+    digest = hashlib.sha256(text.encode()).digest()
     return int.from_bytes(digest[:8], "big") / 2**64
 
 
-def _probability(value: float, *jitter_key: Any) -> float:
-    # A small keyed jitter keeps numbers from looking canned while staying reproducible.
-    jittered = value + (_unit_hash(*jitter_key) - 0.5) * 0.04
+def _answer_unit(digest: str, qid: str, question: dict[str, Any], seed: int) -> float:
+    """`_unit_hash(digest, qid, question, seed)`, the same bytes hashed, with the question's
+    JSON kept per distinct question: a request's eighty are the same templates every time, and
+    encoding each again was a third of the stand-in's work on a request."""
+    try:
+        frozen = tuple(
+            (name, True, tuple(value.items())) if isinstance(value, dict) else (name, False, value)
+            for name, value in question.items()
+        )
+        encoded = _question_json(frozen)
+    except TypeError:  # a value that cannot be a key (a list): encoded as it is
+        encoded = _KEY_JSON.encode(question)
+    # What the encoder writes for a string and an integer, without its call for each.
+    return _unit_of(f"[{_key_part(digest)}, {_key_part(qid)}, {encoded}, {_key_part(seed)}]")
+
+
+def _key_part(value: Any) -> str:
+    """`_KEY_JSON.encode(value)`: what the encoder writes for a string or an integer, without
+    the call through it."""
+    if type(value) is str:
+        return json.encoder.encode_basestring_ascii(value)
+    return int.__repr__(value) if type(value) is int else _KEY_JSON.encode(value)
+
+
+@functools.lru_cache(maxsize=4096)
+def _question_json(frozen: tuple) -> str:
+    return _KEY_JSON.encode({name: dict(value) if was_dict else value for name, was_dict, value in frozen})
+
+
+def _probability(value: float, unit: float) -> float:
+    # A small keyed jitter (`unit`, the answer's key hashed) keeps numbers from looking canned
+    # while staying reproducible.
+    jittered = value + (unit - 0.5) * 0.04
     return round(min(0.99, max(0.01, jittered)), 3)
 
 
@@ -326,7 +360,8 @@ def answer(
     100-memory state for each of its 100 questions would make the stand-in, not Jev, the cost."""
     key = (digest or state_digest(state), qid, question, seed)
     if question["type"] == "noul":
-        return {"type": "noul", "noul": _probability(_noul(state, qid, question), *key)}
+        unit = _answer_unit(key[0], qid, question, seed)
+        return {"type": "noul", "noul": _probability(_noul(state, qid, question), unit)}
     subject = " ".join(_path_texts(state, question.get("instructions"))) or text_of(state)
     if question["type"] == "choice":
         labels = list(question["criteria"])

@@ -329,3 +329,27 @@ def test_serve_runs_until_its_with_block_ends():
 
     with pytest.raises(OSError):
         urllib.request.urlopen(f"{server.url}/v1/models", timeout=1)
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        {"type": "noul", "instructions": 'Does `memories[3].fact` "still" hold? é \\', "criteria": None},
+        {"criteria": {"false": "No, e.g. ü", "true": "Yes, e.g. x"}, "instructions": "i", "type": "noul"},
+        {"type": "noul", "instructions": None, "criteria": {"true": None, "false": "n"}},
+        {"type": "noul", "instructions": "a list is no cache key", "extra": [1, {"a": 2}]},
+        {"type": "noul", "instructions": "nor a dict in a dict", "criteria": {"true": {"deep": 1}}},
+    ],
+)
+def test_an_answers_jitter_hashes_the_bytes_it_always_has(question):
+    """Each answer's jitter is the hash of its key, (state digest, question id, question, seed)
+    as JSON with sorted keys: the stand-in keeps each question's JSON rather than encoding it
+    again on every request. The bytes hashed must stay those, or every answer would move."""
+    from memory_review.assessments import standin
+
+    for qid, seed in (("still_true_3", 0), ("directive", 7), ("ü", -1)):
+        digest = standin.state_digest({"event": {"text": qid}})
+        plain = json.dumps((digest, qid, question, seed), sort_keys=True, default=str)
+        expected = int.from_bytes(standin.hashlib.sha256(plain.encode()).digest()[:8], "big") / 2**64
+        assert standin._answer_unit(digest, qid, question, seed) == expected
+        assert standin._answer_unit(digest, qid, dict(reversed(question.items())), seed) == expected  # kept
