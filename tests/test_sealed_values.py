@@ -16,6 +16,7 @@ from memory_review.assessments.models import Assessment, PolicyVersion, Verdict
 from memory_review.audit import sequencer, verification
 from memory_review.audit.models import Seal
 from memory_review.integrity import seals
+from memory_review.memories.models import Memory
 from memory_review.memories.services import event_record
 from tests.factories import make_memory
 
@@ -153,3 +154,33 @@ def test_a_sliced_update_is_refused_as_django_refuses_it(acme, policy):
         PolicyVersion.objects.all()[:1].update(note="sliced")
 
     assert Seal.objects.count() == before and PolicyVersion.objects.get(pk=policy.pk).note != "sliced"
+
+
+def test_plain_values_update_the_columns_no_seal_covers(acme, settings):
+    """The memories' checks of every event (invalidation._record_checks): one UPDATE of the rows
+    given as values on PostgreSQL, bulk_update elsewhere; the same rows written either way."""
+    settings.AUDIT_SEQUENCER = "inline"
+    memories = [make_memory(acme) for _ in range(3)]
+    moment = datetime(2026, 12, 7, 8, 0, 0, 123456, tzinfo=UTC)
+    rows = [(memories[0].pk, 1 / 3, 0.1 + 0.2, moment), (memories[2].pk, None, -0.25, None)]
+
+    assert Memory.objects.update_values(["p_true", "threshold_gap", "last_checked_at"], rows) == 2
+
+    written = {m.pk: m for m in Memory.objects.filter(pk__in=[m.pk for m in memories])}
+    assert (written[memories[0].pk].p_true, written[memories[0].pk].threshold_gap) == (1 / 3, 0.1 + 0.2)
+    assert written[memories[0].pk].last_checked_at == moment
+    assert (written[memories[2].pk].p_true, written[memories[2].pk].threshold_gap) == (None, -0.25)
+    assert written[memories[1].pk].p_true == memories[1].p_true  # not named: not written
+    assert Memory.objects.update_values(["p_true"], []) == 0
+    sequencer.sequence(acme.pk)
+    assert verification.problem_in(acme) is None  # no sealed column was touched
+
+
+def test_plain_values_never_write_a_sealed_column(acme):
+    memory = make_memory(acme)
+    before = Seal.objects.count()
+
+    with pytest.raises(ValueError, match="no sealed column; p_true, content"):
+        Memory.objects.update_values(["p_true", "content"], [(memory.pk, 0.5, "rewritten")])
+
+    assert Memory.objects.get(pk=memory.pk).content == memory.content and Seal.objects.count() == before

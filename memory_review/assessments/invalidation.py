@@ -401,20 +401,21 @@ def _verdicts(assessment, event, memories, settled, votes, policy, shadow, now) 
     no_votes = (None,) * len(VOTES)
     verdicts = []
     for memory in memories:
-        if memory.pk in settled:
-            disposition, memory_votes, shadow_disposition = settled[memory.pk], {}, None
-        elif memory.pk in votes:
-            memory_votes = votes[memory.pk]
+        pk = memory.id  # not .pk, a property that asks the model's options, four times a memory
+        if pk in settled:
+            disposition, memory_votes, shadow_disposition = settled[pk], {}, None
+        elif pk in votes:
+            memory_votes = votes[pk]
             disposition = decide(memory_votes, policy=policy)
             shadow_disposition = decide(memory_votes, policy=shadow_thresholds) if shadow_thresholds else None
         else:
             continue  # screened out: unrelated without a full vote, nothing to record
         verdicts.append(
             VerdictRow(
-                event.tenant_id, assessment.pk, memory.pk, event.pk, memory.row_version, disposition,
+                event.tenant_id, assessment.pk, pk, event.pk, memory.row_version, disposition,
                 PROPOSED_STATUS.get(disposition), shadow.pk if shadow_disposition else None,
                 shadow_disposition, False, now,
-                *(tuple(memory_votes.get(name) for name in VOTES) if memory_votes else no_votes),
+                *(tuple(map(memory_votes.get, VOTES)) if memory_votes else no_votes),
             )
         )  # fmt: skip
     return verdicts
@@ -426,14 +427,9 @@ def _record_checks(verdicts: list[VerdictRow], now, policy: Thresholds) -> None:
     together. Memories an event does not bear on are not written at all (on a pool of 100, that
     was an UPDATE of 100 rows per event for a timestamp). None is a status, so no transition;
     none races with a reviewer's decision."""
-    bearing = [
-        Memory(
-            pk=v.memory_id, p_true=v.still_true, threshold_gap=policy.gap(v.still_true), last_checked_at=now
-        )
-        for v in verdicts
-        if v.disposition in BEARING
-    ]
-    Memory.objects.bulk_update(bearing, ["p_true", "threshold_gap", "last_checked_at"], batch_size=500)
+    bearing = [v for v in verdicts if v.disposition in BEARING]
+    rows = [(v.memory_id, v.still_true, policy.gap(v.still_true), now) for v in bearing]
+    Memory.objects.update_values(["p_true", "threshold_gap", "last_checked_at"], rows)
 
 
 def apply_verdicts(
