@@ -13,7 +13,8 @@ where nothing else writes).
 
 `--phases` also times each phase of an event (the lease, the candidates, Jev, the votes'
 INSERT with their seals, the memories' checks, the rest of the recording with its COMMIT, the
-moves, the finish) by wrapping the pipeline's functions with timers, and prints the medians.
+moves, the finish) by wrapping the pipeline's functions with timers, and prints the medians: by
+the clock, and by this process's CPU (every thread's: Jev's includes the request threads').
 
 It runs the pipeline in-process (no Celery hop) on a throwaway SQLite database, or with
 `--postgres postgres://postgres@127.0.0.1:5432` on a throwaway PostgreSQL database, as the
@@ -128,7 +129,9 @@ class Phases:
 
     def __init__(self):
         self.events: list[dict[str, float]] = []
+        self.cpu_events: list[dict[str, float]] = []
         self.now: dict[str, float] = {}
+        self.cpu_now: dict[str, float] = {}
 
     def __enter__(self) -> "Phases":
         self.kept = [(invalidation, name, getattr(invalidation, name)) for name, _ in self.STEPS]
@@ -147,33 +150,41 @@ class Phases:
 
     def _timed(self, function, phase: str):
         def timed(*args, **kwargs):
-            started = time.perf_counter()
+            started, cpu = time.perf_counter(), time.process_time()
             try:
                 return function(*args, **kwargs)
             finally:
                 self.now[phase] = self.now.get(phase, 0.0) + (time.perf_counter() - started) * 1000
+                self.cpu_now[phase] = self.cpu_now.get(phase, 0.0) + (time.process_time() - cpu) * 1000
 
         return timed
 
-    def event(self, lease_ms: float, wall_ms: float) -> None:
-        """One event's phases, from what its steps took."""
-        took, self.now = self.now, {}
+    def event(self, lease_ms: float, wall_ms: float, lease_cpu_ms: float, cpu_ms: float) -> None:
+        """One event's phases, from what its steps took, by the clock and by the CPU."""
+        self.events.append(self._split(self.now, lease_ms, wall_ms))
+        self.cpu_events.append(self._split(self.cpu_now, lease_cpu_ms, cpu_ms))
+        self.now, self.cpu_now = {}, {}
+
+    @staticmethod
+    def _split(took: dict[str, float], lease_ms: float, wall_ms: float) -> dict[str, float]:
         inside = sum(took.get(p, 0.0) for p in ("candidates", "Jev", "votes", "checks"))
-        self.events.append({
+        return {
             "lease": lease_ms, "candidates": took.get("candidates", 0.0), "Jev": took.get("Jev", 0.0),
             "votes": took.get("votes", 0.0), "checks": took.get("checks", 0.0),
             "recording_rest": took.get("recording", 0.0) - inside, "moves": took.get("moves", 0.0),
             "finish_rest": wall_ms - lease_ms - took.get("recording", 0.0) - took.get("moves", 0.0),
-        })  # fmt: skip
+            "all": wall_ms,
+        }  # fmt: skip
 
-    def medians(self) -> dict[str, float]:
-        return {phase: round(statistics.median(e[phase] for e in self.events), 1) for phase in self.events[0]}
+    def medians(self, cpu: bool = False) -> dict[str, float]:
+        events = self.cpu_events if cpu else self.events
+        return {phase: round(statistics.median(e[phase] for e in events), 1) for phase in events[0]}
 
 
 PHASE_WORDS = {
     "lease": "lease", "candidates": "candidates", "Jev": "Jev", "votes": "votes' INSERT and seals",
     "checks": "memories' checks", "moves": "moves", "finish_rest": "finish",
-    "recording_rest": "rest of recording (verdict rows, figures, held seals, COMMIT)",
+    "recording_rest": "rest of recording (verdict rows, figures, held seals, COMMIT)", "all": "in all",
 }  # fmt: skip
 
 
@@ -197,15 +208,16 @@ def run(tenant: Tenant, user: str, size: int, events: int, jev: Jev, phases: Pha
         assessment = observe_event(event=event, enqueue=lambda a: None)
         with tenant_context(tenant.pk):  # the task's body (assessments/tasks.py), with the bench's client
             logged = wal_position()
-            started = time.perf_counter()
+            started, cpu = time.perf_counter(), time.process_time()
             claimed = claim(tenant_id=tenant.pk, assessment_id=assessment.pk)
-            leased = time.perf_counter()
+            leased, leased_cpu = time.perf_counter(), time.process_time()
             done = run_invalidation(assessment.pk, tenant_id=tenant.pk, jev=jev, claimed=claimed)
             walls.append((time.perf_counter() - started) * 1000)
+            cpu_ms = (time.process_time() - cpu) * 1000
             if logged is not None:
                 wal.append(wal_position() - logged)
             if phases is not None:
-                phases.event((leased - started) * 1000, walls[-1])
+                phases.event((leased - started) * 1000, walls[-1], (leased_cpu - cpu) * 1000, cpu_ms)
             if not heads.links_inline():  # the run a worker would make next (its flag cleared)
                 started = time.perf_counter()
                 sequencer.run(tenant.pk, wait=True, queued=True)
@@ -226,6 +238,7 @@ def run(tenant: Tenant, user: str, size: int, events: int, jev: Jev, phases: Pha
         "verdicts_per_s": sum(verdicts) / (sum(walls) / 1000),
         "wal_kib": statistics.median(wal) / 1024 if wal else None,
         **({"phases_ms": phases.medians()} if phases is not None else {}),
+        **({"phases_cpu_ms": phases.medians(cpu=True)} if phases is not None else {}),
     }
 
 
@@ -301,11 +314,12 @@ def main() -> None:
                     + ("       -" if r["wal_kib"] is None else f"{r['wal_kib']:>8.1f}")
                 )
                 figures["runs"].append({"candidates": size, "mode": mode, **r})
-                if "phases_ms" in r:
-                    print(
-                        f"{'':>10} {'':>10} phases, medians (ms): "
-                        + "; ".join(f"{PHASE_WORDS[p]} {ms:.1f}" for p, ms in r["phases_ms"].items())
-                    )
+                for key, what in (("phases_ms", "by the clock"), ("phases_cpu_ms", "by this process's CPU")):
+                    if key in r:
+                        print(
+                            f"{'':>10} {'':>10} phases {what}, medians (ms): "
+                            + "; ".join(f"{PHASE_WORDS[p]} {ms:.1f}" for p, ms in r[key].items())
+                        )
     finally:
         standin.terminate()
         standin.wait()

@@ -98,7 +98,11 @@ def test_every_script_runs_on_a_fresh_checkout_and_prints_its_figures(tmp_path):
     concurrent, baseline = figures["observe_event.py"]["runs"]
     timed = ("lease", "candidates", "Jev", "votes", "checks", "moves")
     assert all(concurrent["phases_ms"][phase] > 0 for phase in timed), concurrent
-    assert "phases_ms" not in baseline
+    # ... and its CPU: every phase's within the event's, which is within its time.
+    cpu = concurrent["phases_cpu_ms"]
+    assert 0 < cpu["all"] <= concurrent["phases_ms"]["all"] * 1.05 and cpu["Jev"] > 0, cpu
+    assert sum(cpu[p] for p in (*timed, "recording_rest")) <= cpu["all"] * 1.05, cpu
+    assert "phases_ms" not in baseline and "phases_cpu_ms" not in baseline
     # An agent follows the first tenant's feed: it heard every change the step wrote there.
     feed = step["feed_lag_ms"]
     assert feed["heard"] == feed["written"] and feed["refused"] == {}
