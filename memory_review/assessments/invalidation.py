@@ -139,13 +139,14 @@ def _question_tokens(templates: Sequence[q.Question]) -> int:
 
 def pack(event: SourceEvent, memories: Sequence[Memory], *, per_memory, limit: int) -> list[list[Memory]]:
     """Batches of at most `limit` memories that fit Jev's budgets: the state plus the longest
-    question within JEV_STATE_TOKENS, the whole request within JEV_REQUEST_TOKENS. A long event
-    or long memories make batches smaller, never a failed request."""
+    question within JEV_STATE_TOKENS, the whole request within JEV_REQUEST_TOKENS, the
+    event-level questions counted in each (the first sent carries them, and any may be first).
+    A long event or long memories make batches smaller, never a failed request."""
     base = tokens(_event_state(event))
-    longest = max(_question_tokens([t]) for t in per_memory)
+    longest = max(_question_tokens([t]) for t in (*per_memory, *q.EVENT_QUESTIONS))
     per_memory_cost = _question_tokens(per_memory)
     batches: list[list[Memory]] = [[]]
-    state = request = base
+    state, request = base, base + _question_tokens(q.EVENT_QUESTIONS)
     for memory in memories:
         size = _fact_tokens(memory)
         batch = batches[-1]
@@ -156,7 +157,7 @@ def pack(event: SourceEvent, memories: Sequence[Memory], *, per_memory, limit: i
         )
         if batch and not fits:
             batches.append([])
-            state = request = base
+            state, request = base, base + _question_tokens(q.EVENT_QUESTIONS)
         batches[-1].append(memory)
         state += size
         request += size + per_memory_cost
@@ -175,16 +176,19 @@ def _request(
 class Gathering:
     """All of one event's requests, in flight together.
 
-    The event-level questions go in a request of their own at once. Below the screening
-    threshold the judgment batches go out beside it; above it, each screening answer sends off
-    the judgment of the memories it kept as soon as it arrives, so the second round trip
-    overlaps the tail of the first. The client caps concurrency per process, and the rate per
-    process or across every host (JEV_SHARED_REQUESTS_PER_MINUTE).
+    The event-level questions ride in the first request sent, beside its memories (DESIGN §4):
+    a request of their own was one more in six of an event's, against Jev's rate limit and
+    both ends' work. Below the screening threshold the judgment batches all go out at once;
+    above it, each screening answer sends off the judgment of the memories it kept as soon as
+    it arrives, so the second round trip overlaps the tail of the first. The client caps
+    concurrency per process, and the rate per process or across every host
+    (JEV_SHARED_REQUESTS_PER_MINUTE).
     """
 
     def __init__(self, jev: Jev, event: SourceEvent, policy: Thresholds, usage: Usage):
         self.jev, self.event, self.policy, self.usage = jev, event, policy, usage
-        self.pending: dict[Future, tuple[str, Sequence[Memory]]] = {}
+        self.pending: dict[Future, tuple[str, Sequence[Memory], bool]] = {}
+        self.event_owed = True  # the event-level questions, until a request carries them
         self.event_votes: dict[str, float] = {}
         self.votes: dict[int, dict[str, float]] = {}
         self.screened_out = 0
@@ -193,7 +197,6 @@ class Gathering:
         if not memories:
             return {}
         try:
-            self._send("event", [], {"event": _event_state(self.event)}, _questions(q.EVENT_QUESTIONS))
             if len(memories) > settings.JEV_SCREEN_ABOVE:
                 for batch in pack(
                     self.event, memories, per_memory=[q.SCREEN_QUESTION], limit=settings.JEV_SCREEN_BATCH_SIZE
@@ -217,13 +220,16 @@ class Gathering:
         return {pk: {**self.event_votes, **votes} for pk, votes in self.votes.items()}
 
     def _send(self, kind: str, batch: Sequence[Memory], state: dict, questions: dict) -> None:
-        self.pending[self.jev.submit(state, questions)] = (kind, batch)
+        carries_event, self.event_owed = self.event_owed, False
+        if carries_event:
+            questions = {**questions, **_questions(q.EVENT_QUESTIONS)}
+        self.pending[self.jev.submit(state, questions)] = (kind, batch, carries_event)
 
     def _judge(self, memories: Sequence[Memory]) -> None:
         for batch in pack(self.event, memories, per_memory=q.MEMORY_QUESTIONS, limit=settings.JEV_BATCH_SIZE):
             self._send("judge", batch, *_request(self.event, batch, q.MEMORY_QUESTIONS))
 
-    def _receive(self, future: Future, kind: str, batch: Sequence[Memory]) -> None:
+    def _receive(self, future: Future, kind: str, batch: Sequence[Memory], carries_event: bool) -> None:
         try:
             reply = future.result()
         except JevError as exc:
@@ -236,9 +242,9 @@ class Gathering:
         self.usage.add(reply)
         if self.usage.failure:
             return
-        if kind == "event":
-            self.event_votes = reply.votes
-        elif kind == "screen":
+        if carries_event:
+            self.event_votes = {question.id: reply.votes[question.id] for question in q.EVENT_QUESTIONS}
+        if kind == "screen":
             kept = [m for i, m in enumerate(batch) if reply.votes[f"screen_{i}"] >= self.policy.screen_min]
             self.screened_out += len(batch) - len(kept)
             if kept:

@@ -69,7 +69,7 @@ def test_a_superseding_event_moves_the_memory_it_bears_on_and_no_other(acme, pol
 def test_it_records_cost_tokens_latency_and_the_model_that_answered(acme, policy, jev, paris):
     done = run_invalidation(observe(acme, LYON).pk, jev=jev)
 
-    assert done.requests == 2 and done.retries == 0  # event-level questions, one batch of memories
+    assert done.requests == 1 and done.retries == 0  # one batch of memories, the event-level questions in it
     assert done.input_tokens > 0
     assert float(done.cost_usd) == pytest.approx(done.input_tokens * 0.042 / 1_000_000, abs=1e-8)
     assert done.model_name == "jev-1.13.0"
@@ -105,8 +105,8 @@ def test_two_429s_then_success_is_one_done_assessment_with_the_retries_counted(
     done = run_invalidation(observe(acme, LYON).pk, jev=jev)
 
     assert done.state == "done"
-    assert (done.requests, done.retries) == (2, 2)
-    assert standin.system_one_count == 4
+    assert (done.requests, done.retries) == (1, 2)
+    assert standin.system_one_count == 3
     assert Memory.objects.get(pk=paris.pk).status == "superseded"
 
 
@@ -213,7 +213,7 @@ def test_observing_the_same_event_twice_writes_nothing_twice(acme, policy, jev, 
 
     assert Verdict.objects.count() == 2
     assert Transition.objects.count() == 1
-    assert standin.system_one_count == 2  # asked once: the event-level request and one batch
+    assert standin.system_one_count == 1  # asked once: one batch, the event-level questions in it
 
 
 def test_a_reviewer_who_moved_the_memory_after_it_was_judged_wins(acme, policy, jev, paris):
@@ -337,7 +337,7 @@ def test_a_large_pool_is_screened_first_and_only_bearing_memories_are_judged(
 
     assert done.candidates_total == 12
     assert done.candidates_screened_out == 11
-    assert done.requests == 1 + 3 + 1  # the event-level questions, three screenings, one judgment
+    assert done.requests == 3 + 1  # three screenings (the first with the event-level questions), one judgment
     assert list(Verdict.objects.values_list("memory_id", flat=True)) == [paris.pk]
     assert Memory.objects.get(pk=paris.pk).status == "superseded"
 
@@ -349,8 +349,35 @@ def test_up_to_twenty_memories_go_in_one_request_and_the_batches_run_together(ac
 
     done = run_invalidation(observe(acme, "Deliveries for office 3 now go to the front door.").pk, jev=jev)
 
-    assert done.requests == 1 + 3  # the event-level questions, then 20 + 20 + 5 memories
+    assert done.requests == 3  # 20 + 20 + 5 memories, the event-level questions in the first
     assert Verdict.objects.count() == 45
+
+
+@override_settings(JEV_BATCH_SIZE=20)
+def test_the_event_level_questions_ride_once_in_the_first_request(acme, policy, jev, standin, monkeypatch):
+    """DESIGN §4: two event-level questions plus four a memory in a request. They go in the
+    first request sent, not one of their own, and every verdict of the event carries their votes."""
+    for n in range(45):
+        make_memory(acme, subject=f"office-{n}", content=f"Office {n} receives deliveries at the back door.")
+    asked = []
+    real_ask = jev.ask
+    monkeypatch.setattr(
+        jev,
+        "ask",
+        lambda state, questions, **kw: asked.append(set(questions)) or real_ask(state, questions, **kw),
+    )
+
+    done = run_invalidation(observe(acme, "Should deliveries for office 3 go to the front door?").pk, jev=jev)
+
+    assert standin.system_one_count == len(asked) == done.requests == 3
+    carrying = [ids for ids in asked if {"directive", "hypothetical"} <= ids]
+    assert len(carrying) == 1 and "bears_0" in carrying[0]  # once, beside memories
+    assert not any({"directive", "hypothetical"} & ids for ids in asked if ids is not carrying[0])
+    votes = set(Verdict.objects.filter(assessment=done).values_list("directive", "hypothetical"))
+    assert len(votes) == 1 and None not in next(iter(votes))  # the same two votes on every verdict
+    assert next(iter(votes))[1] >= 0.7  # a question: hypothetical, and nothing moved
+    assert Verdict.objects.filter(assessment=done).count() == 45
+    assert not Transition.objects.filter(actor__startswith="policy:").exists()
 
 
 @override_settings(JEV_STATE_TOKENS=3_000)
@@ -362,6 +389,22 @@ def test_long_memories_shrink_the_batch_rather_than_fail(acme, policy):
     batches = pack(event, memories, per_memory=q.MEMORY_QUESTIONS, limit=20)
 
     assert [len(b) for b in batches] == [1, 1, 1, 1]
+
+
+def test_every_batch_leaves_room_for_the_event_level_questions(acme, settings):
+    """Whichever request goes first carries them, so each batch's request budget counts them."""
+    from memory_review.assessments.invalidation import _event_state, _fact_tokens, _question_tokens, tokens
+
+    memories = [
+        make_memory(acme, subject=f"s-{n}", content="Deliveries go to the Paris office.") for n in range(4)
+    ]
+    event = memories[0].source_event
+    two = tokens(_event_state(event)) + 2 * (_fact_tokens(memories[0]) + _question_tokens(q.MEMORY_QUESTIONS))
+    settings.JEV_REQUEST_TOKENS = two + _question_tokens(q.EVENT_QUESTIONS)
+
+    assert [len(b) for b in pack(event, memories, per_memory=q.MEMORY_QUESTIONS, limit=20)] == [2, 2]
+    settings.JEV_REQUEST_TOKENS -= 1  # no room left for the event-level questions beside two
+    assert [len(b) for b in pack(event, memories, per_memory=q.MEMORY_QUESTIONS, limit=20)] == [1, 1, 1, 1]
 
 
 def test_audit_reasons_cite_the_event_but_never_quote_it(acme, policy, jev, paris):
