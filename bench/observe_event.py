@@ -11,7 +11,7 @@ On PostgreSQL it also prints the WAL an event wrote (median KiB, the lease to th
 rows and every index entry they made, a figure without a clock's noise (the server's log: run it
 where nothing else writes).
 
-`--phases` also times each phase of an event (the lease, the candidates, Jev, the votes'
+`--phases` also times each phase of an event (the lease, the candidates read and checked, Jev, the votes'
 INSERT with their seals, the memories' checks, the rest of the recording with its COMMIT, the
 moves, the finish) by wrapping the pipeline's functions with timers, and prints the medians: by
 the clock, and by this process's CPU (every thread's: Jev's includes the request threads').
@@ -123,7 +123,7 @@ class Phases:
     are what their enclosing step took beyond the steps timed inside it."""
 
     STEPS = (
-        ("candidates_for", "candidates"), ("code_checks", "candidates"), ("_record_checks", "checks"),
+        ("judged", "candidates"), ("code_checks", "candidates"), ("_record_checks", "checks"),
         ("_judge_and_record", "recording"), ("apply_verdicts", "moves"),
     )  # fmt: skip
 

@@ -407,6 +407,39 @@ def test_every_batch_leaves_room_for_the_event_level_questions(acme, settings):
     assert [len(b) for b in pack(event, memories, per_memory=q.MEMORY_QUESTIONS, limit=20)] == [1, 1, 1, 1]
 
 
+def test_candidates_are_read_as_rows_that_answer_as_their_memories_do(acme, policy):
+    """judged(): an event's candidates as rows, not model instances; code_checks, the requests
+    and the verdicts read them by the names they read a memory by, and settle them alike."""
+    from memory_review.assessments.invalidation import _fact, code_checks, judged
+    from memory_review.memories.models import SourceEvent
+
+    now = timezone.now()
+    live = make_memory(acme, subject="live", content="Deliveries go to the Paris office.")
+    expired = make_memory(acme, subject="expired", valid_until=now - timedelta(minutes=1))
+    orphaned = make_memory(acme, subject="orphaned")
+    SourceEvent._base_manager.filter(pk=orphaned.source_event_id).update(
+        erased_at=now
+    )  # its source forgotten
+    event = event_record(tenant=acme, source="email", text=LYON)
+
+    rows = judged(event)
+    models = list(invalidation.candidates_for(event))
+
+    assert [r.pk for r in rows] == [m.pk for m in models] == [live.pk, expired.pk, orphaned.pk]
+    for row, model in zip(rows, models, strict=True):
+        assert all(getattr(row, name) == getattr(model, name) for name in invalidation.JUDGED_FIELDS)
+        assert _fact(row) == _fact(model) == {"fact": model.content, "kind": "fact", "source": "chat"}
+    assert (
+        code_checks(rows, now)[0]
+        == code_checks(models, now)[0]
+        == {
+            expired.pk: Disposition.EXPIRED,
+            orphaned.pk: Disposition.NO_SOURCE,
+        }
+    )
+    assert judged(event, only=[expired.pk])[0].is_expired(now)
+
+
 def test_audit_reasons_cite_the_event_but_never_quote_it(acme, policy, jev, paris):
     """Audit rows cannot be erased; a right-to-forget request must still be able to remove the text."""
     done = run_invalidation(observe(acme, LYON).pk, jev=jev)
