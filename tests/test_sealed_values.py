@@ -184,3 +184,6 @@ def test_plain_values_never_write_a_sealed_column(acme):
         Memory.objects.update_values(["p_true", "content"], [(memory.pk, 0.5, "rewritten")])
 
     assert Memory.objects.get(pk=memory.pk).content == memory.content and Seal.objects.count() == before
+    with pytest.raises(TypeError, match="call it on the manager"):
+        Memory.objects.filter(tenant=acme).update_values(["p_true"], [(memory.pk, 0.5)])
+    assert Memory.objects.get(pk=memory.pk).p_true == memory.p_true

@@ -198,7 +198,6 @@ def _answer_unit(digest: str, qid: str, question: dict[str, Any], seed: int) -> 
         encoded = _question_json(frozen)
     except TypeError:  # a value that cannot be a key (a list): encoded as it is
         encoded = _KEY_JSON.encode(question)
-    # What the encoder writes for a string and an integer, without its call for each.
     return _unit_of(f"[{_key_part(digest)}, {_key_part(qid)}, {encoded}, {_key_part(seed)}]")
 
 

@@ -153,10 +153,13 @@ class SealedQuerySet(models.QuerySet):
         values, each led by its primary key: the rows written. For a batch written on every event
         (the memories' checks), where bulk_update's CASE for each row and column cost more to
         build than the UPDATE took. PostgreSQL: one UPDATE ... FROM one parameter (`json_rows`);
-        elsewhere bulk_update."""
+        elsewhere bulk_update. The values name their rows: a filtered queryset is refused, where
+        one backend would narrow them by its filters and the other not."""
         rows = [tuple(row) for row in rows]
         if touches(self.model, names):
             raise ValueError(f"update_values writes no sealed column; {', '.join(names)} include one")
+        if self.query.has_filters() or self.query.is_sliced:
+            raise TypeError("update_values writes the rows its values name: call it on the manager")
         if not rows:
             return 0
         model, connection = self.model, connections[self.db]
