@@ -429,7 +429,7 @@ def _verdicts(assessment, event, memories, settled, votes, policy, shadow, now) 
     no_votes = (None,) * len(VOTES)
     verdicts = []
     for memory in memories:
-        pk = memory.id  # not .pk, a property that asks the model's options, four times a memory
+        pk = memory.id  # once: the memory is looked up by it four times below
         if pk in settled:
             disposition, memory_votes, shadow_disposition = settled[pk], {}, None
         elif pk in votes:
