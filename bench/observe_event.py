@@ -11,10 +11,11 @@ On PostgreSQL it also prints the WAL an event wrote (median KiB, the lease to th
 rows and every index entry they made, a figure without a clock's noise (the server's log: run it
 where nothing else writes).
 
-`--phases` also times each phase of an event (the lease, the candidates read and checked, Jev, the votes'
-INSERT with their seals, the memories' checks, the rest of the recording with its COMMIT, the
-moves, the finish) by wrapping the pipeline's functions with timers, and prints the medians: by
-the clock, and by this process's CPU (every thread's: Jev's includes the request threads').
+`--phases` also times each phase of an event (the lease, the candidates read and checked, Jev,
+the votes' INSERT with their seals, the memories' checks, the rest of the recording with its
+COMMIT, the moves, the finish) by wrapping the pipeline's functions with timers, and prints the
+medians: by the clock, and by this process's CPU (every thread's: Jev's includes the request
+threads').
 
 It runs the pipeline in-process (no Celery hop) on a throwaway SQLite database, or with
 `--postgres postgres://postgres@127.0.0.1:5432` on a throwaway PostgreSQL database, as the
@@ -166,14 +167,15 @@ class Phases:
         self.now, self.cpu_now = {}, {}
 
     @staticmethod
-    def _split(took: dict[str, float], lease_ms: float, wall_ms: float) -> dict[str, float]:
+    def _split(took: dict[str, float], lease_ms: float, whole_ms: float) -> dict[str, float]:
+        """The phases of one event by one clock (the wall's or the CPU's): `whole_ms` its whole."""
         inside = sum(took.get(p, 0.0) for p in ("candidates", "Jev", "votes", "checks"))
         return {
             "lease": lease_ms, "candidates": took.get("candidates", 0.0), "Jev": took.get("Jev", 0.0),
             "votes": took.get("votes", 0.0), "checks": took.get("checks", 0.0),
             "recording_rest": took.get("recording", 0.0) - inside, "moves": took.get("moves", 0.0),
-            "finish_rest": wall_ms - lease_ms - took.get("recording", 0.0) - took.get("moves", 0.0),
-            "all": wall_ms,
+            "finish_rest": whole_ms - lease_ms - took.get("recording", 0.0) - took.get("moves", 0.0),
+            "all": whole_ms,
         }  # fmt: skip
 
     def medians(self, cpu: bool = False) -> dict[str, float]:

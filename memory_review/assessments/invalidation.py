@@ -156,7 +156,13 @@ def _question_set(templates: tuple[q.Question, ...], i: int | None) -> tuple:
 
 
 def _question_tokens(templates: Sequence[q.Question]) -> int:
-    return sum(tokens([t.instructions, t.yes, t.no]) for t in templates)
+    return sum(_template_tokens(t) for t in templates)
+
+
+@cache
+def _template_tokens(template: q.Question) -> int:
+    """A template's tokens, counted once a process: every event's batches ask them."""
+    return tokens([template.instructions, template.yes, template.no])
 
 
 def pack(event: SourceEvent, memories: Sequence[Memory], *, per_memory, limit: int) -> list[list[Memory]]:
@@ -166,9 +172,9 @@ def pack(event: SourceEvent, memories: Sequence[Memory], *, per_memory, limit: i
     A long event or long memories make batches smaller, never a failed request."""
     base = tokens(_event_state(event))
     longest = max(_question_tokens([t]) for t in (*per_memory, *q.EVENT_QUESTIONS))
-    per_memory_cost = _question_tokens(per_memory)
+    per_memory_cost, event_cost = _question_tokens(per_memory), _question_tokens(q.EVENT_QUESTIONS)
     batches: list[list[Memory]] = [[]]
-    state, request = base, base + _question_tokens(q.EVENT_QUESTIONS)
+    state, request = base, base + event_cost
     for memory in memories:
         size = _fact_tokens(memory)
         batch = batches[-1]
@@ -179,7 +185,7 @@ def pack(event: SourceEvent, memories: Sequence[Memory], *, per_memory, limit: i
         )
         if batch and not fits:
             batches.append([])
-            state, request = base, base + _question_tokens(q.EVENT_QUESTIONS)
+            state, request = base, base + event_cost
         batches[-1].append(memory)
         state += size
         request += size + per_memory_cost

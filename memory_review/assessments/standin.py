@@ -357,9 +357,10 @@ def answer(
 
     `digest` is `state_digest(state)`, computed once per request by the caller: hashing a
     100-memory state for each of its 100 questions would make the stand-in, not Jev, the cost."""
-    key = (digest or state_digest(state), qid, question, seed)
+    digest = digest or state_digest(state)
+    key = (digest, qid, question, seed)
     if question["type"] == "noul":
-        unit = _answer_unit(key[0], qid, question, seed)
+        unit = _answer_unit(digest, qid, question, seed)
         return {"type": "noul", "noul": _probability(_noul(state, qid, question), unit)}
     subject = " ".join(_path_texts(state, question.get("instructions"))) or text_of(state)
     if question["type"] == "choice":
