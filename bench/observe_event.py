@@ -15,7 +15,8 @@ where nothing else writes).
 the votes' INSERT with their seals, the memories' checks, the rest of the recording with its
 COMMIT, the moves, the finish) by wrapping the pipeline's functions with timers, and prints the
 medians: by the clock, and by this process's CPU (every thread's: Jev's includes the request
-threads').
+threads'). CPU figures are read against the machine's speed, timed at the start and the end
+(bench/machine.py: a bare loop's seconds, the load).
 
 It runs the pipeline in-process (no Celery hop) on a throwaway SQLite database, or with
 `--postgres postgres://postgres@127.0.0.1:5432` on a throwaway PostgreSQL database, as the
@@ -40,6 +41,7 @@ from contextlib import nullcontext
 os.environ.setdefault("AUDIT_SEQUENCER", "deferred")
 
 import django  # noqa: E402
+import machine  # noqa: E402
 import throwaway  # noqa: E402, I001  (before Django: it chooses the database)
 
 django.setup()
@@ -280,6 +282,8 @@ def main() -> None:
                 backoff_s=0, backoff_max_s=0, max_concurrency=concurrency, requests_per_minute=1200,
             )  # fmt: skip
 
+        speed = {"before": machine.speed()}
+        print(f"this machine: {machine.describe(speed['before'])}")
         single = one_request_ms(client(1))
         print(f"stand-in latency {args.latency_ms:.0f} ms; one request end to end: {single:.0f} ms (median)")
         print(f"{args.events} events per size; ratios are wall time per event / one request")
@@ -301,6 +305,7 @@ def main() -> None:
             "latency_ms": args.latency_ms,
             "one_request_ms": round(single),
             "audit_sequencer": settings.AUDIT_SEQUENCER,
+            "machine": speed,
             "runs": [],
         }
         for size in map(int, args.sizes.split(",")):
@@ -322,6 +327,8 @@ def main() -> None:
                             f"{'':>10} {'':>10} phases {what}, medians (ms): "
                             + "; ".join(f"{PHASE_WORDS[p]} {ms:.1f}" for p, ms in r[key].items())
                         )
+        speed["after"] = machine.speed()
+        print(f"this machine afterwards: {machine.describe(speed['after'])}")
     finally:
         standin.terminate()
         standin.wait()

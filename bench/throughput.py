@@ -29,12 +29,14 @@ p95, the POST's own median and p95, and the evidence for what saturates: the que
 occupancy), the Jev phase of an assessment (its latency_ms: all its requests, the client's waits
 for its limits included), CPU per process group (web, workers, stand-in, database, Redis, this
 load generator), what no group accounts for, and the machine's, with its CPU milliseconds an event
-done; database connections, and on PostgreSQL how often a backend waited on a lock (and on the
+done (and, where the hypervisor took any, the time it gave to others: steal, not counted as
+busy); database connections, and on PostgreSQL how often a backend waited on a lock (and on the
 audit chain's head) and what the lock's holder was doing; and the feed's lag: one more agent
 follows the first tenant's change feed by long poll, and each step says how long after a change
 was written it heard of it (the sequencer's delay and run included). `--chain-hold N` first
 times, in this process, how long each of N events' transactions holds the tenant's audit chain head (every
-sealed write and transition of a tenant waits for it). It closes with one JSON line.
+sealed write and transition of a tenant waits for it). It times this machine's speed at its
+start and end (bench/machine.py: a bare loop's seconds, the load), and closes with one JSON line.
 
     .venv/bin/python bench/throughput.py --postgres postgres://postgres@127.0.0.1:5432
     .venv/bin/python bench/throughput.py --postgres URL --workers 8 --skew 7,1,1,1 --burst 5
@@ -60,6 +62,7 @@ from collections import Counter
 from datetime import UTC, datetime
 from pathlib import Path
 
+import machine
 import redis_db
 
 
@@ -393,9 +396,8 @@ class Cpu:
             out["database"] = self.database.seconds()
         # This process alone: the others are its children, counted in their own groups.
         out["agents"] = _stat(os.getpid(), reaped=False)[2] / TICK
-        line = Path("/proc/stat").read_text().splitlines()[0].split()[1:]
-        ticks = [int(v) for v in line]
-        out["_machine_busy"] = (sum(ticks) - ticks[3] - ticks[4]) / TICK  # less idle and iowait
+        whole = machine.cpu_seconds()  # what ran, not the time the hypervisor gave to others
+        out["_machine_busy"], out["_machine_steal"] = whole["busy"], whole["steal"]
         return out
 
 
@@ -736,6 +738,8 @@ def step(
         "running_mean": round(statistics.mean([s["running"] for s in samples] or [0]), 2),
         "cpu_percent": {g: round(100 * v / duration) for g, v in spent.items() if not g.startswith("_")},
         "machine_busy_percent": round(100 * spent["_machine_busy"] / duration),
+        # Time the machine's work was ready but the hypervisor ran others' (not in busy above).
+        "machine_steal_percent": round(100 * spent["_machine_steal"] / duration, 1),
         # What no group accounts for: the kernel's own work, other processes, and backends that
         # exited between two samples (a connection opened and closed for each task hid here).
         "unaccounted_percent": round(
@@ -821,6 +825,9 @@ def print_step(workers: int, f: dict) -> None:
             f"heard median / p95 {lag['median']:.0f} / {lag['p95']:.0f} ms; "
             f"requests refused so far: {lag['refused'] or 'none'}"
         )
+    if f["machine_steal_percent"] >= 1:
+        stolen = f["machine_steal_percent"]
+        say(f"        stolen: the hypervisor ran others for {stolen}% of a core (not in busy)")
     if len(f["post_to_done_by_tenant_ms"]) > 1:
         say(
             "        by tenant (events, post→done median / p95 ms): "
@@ -1173,6 +1180,8 @@ def main() -> None:
         parser.error(f"--batch is events a POST, at least 1, not {args.batch}")
     args.spread, args.tenants = Tenants(weights), len(weights)
     broker = redis.Redis.from_url(BROKER)
+    speed = {"before": machine.speed()}
+    say(f"this machine: {machine.describe(speed['before'])}")
     try:
         call_command("migrate", verbosity=0)
         built = time.monotonic()
@@ -1195,7 +1204,8 @@ def main() -> None:
         broker.flushdb()
         connection.close()
         throwaway.drop()
-    say("")
+    speed["after"] = machine.speed()
+    say(f"\nthis machine afterwards: {machine.describe(speed['after'])}")
     unit = "thread" if args.pool == "threads" else "pool process"
     for r in measured["runs"]:
         say(
@@ -1208,7 +1218,7 @@ def main() -> None:
         "customers": args.customers, "memories_each": args.memories_each, "history": args.history,
         "latency_ms": args.latency_ms, "batch": args.batch, "pool": args.pool,
         "step_seconds": args.step_seconds, "jev_max_concurrency": settings.JEV_MAX_CONCURRENCY,
-        "jev_requests_per_minute": settings.JEV_REQUESTS_PER_MINUTE, **measured,
+        "jev_requests_per_minute": settings.JEV_REQUESTS_PER_MINUTE, "machine": speed, **measured,
     }))  # fmt: skip
 
 

@@ -8,7 +8,8 @@ the verdicts of each batch share a ledger row a GROUP_MOST, as an event's do),
 with one memory in ten flagged by a hash-chained transition, and a signed checkpoint. At each
 size it runs `manage.py verify_audit --tenant bench` in a fresh process and reports the wall time
 and that process's peak resident memory: verification streams both chains and every sealed table
-in chunks, so the peak should stay flat as the record grows. The last line is one JSON object.
+in chunks, so the peak should stay flat as the record grows. It times this machine's speed at
+its start and end (bench/machine.py), and its last line is one JSON object.
 """
 
 import argparse
@@ -19,6 +20,7 @@ import sys
 import time
 
 import django  # noqa: E402
+import machine  # noqa: E402
 import throwaway  # noqa: E402, I001  (before Django: it chooses the database)
 
 django.setup()
@@ -149,6 +151,8 @@ def main() -> None:
     )
     args = parser.parse_args()
     sizes = [int(size) for size in args.sizes.split(",")]
+    speed = {"before": machine.speed()}
+    print(f"this machine: {machine.describe(speed['before'])}")
     call_command("migrate", verbosity=0)
     tenant = Tenant.objects.create(slug="bench", name="Bench")
     results = []
@@ -180,7 +184,10 @@ def main() -> None:
                 {"sealed_rows": sealed, "ledger_rows": ledger, "transitions": transitions, **result}
             )
     throwaway.drop()
-    print(json.dumps({"backend": "postgresql" if args.postgres else "sqlite", "runs": results}))
+    speed["after"] = machine.speed()
+    print(f"this machine afterwards: {machine.describe(speed['after'])}")
+    backend = "postgresql" if args.postgres else "sqlite"
+    print(json.dumps({"backend": backend, "machine": speed, "runs": results}))
 
 
 if __name__ == "__main__":

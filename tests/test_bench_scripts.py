@@ -38,7 +38,7 @@ TINY = {
     "sample_draw.py": ["--memories", "3000", "--repeats", "1"],
     "health_after_label.py": ["--memories", "400"],
 }
-NOT_FIGURES = {"throwaway.py", "settings.py", "fill.py", "attack_drill.py", "redis_db.py"}
+NOT_FIGURES = {"throwaway.py", "settings.py", "fill.py", "attack_drill.py", "redis_db.py", "machine.py"}
 
 pytestmark = pytest.mark.skipif(
     connection.vendor != "sqlite", reason="runs once, in make test's SQLite pass (the scripts' own database)"
@@ -107,6 +107,12 @@ def test_every_script_runs_on_a_fresh_checkout_and_prints_its_figures(tmp_path):
     feed = step["feed_lag_ms"]
     assert feed["heard"] == feed["written"] and feed["refused"] == {}
     assert not (tmp_path / "audit-key.json").exists()  # the runs' keys were their own, thrown away
+    # The CPU figures' benches time the machine's speed as they start and end (bench/machine.py).
+    for script in ("throughput.py", "observe_event.py", "verify_audit.py"):
+        for when in ("before", "after"):
+            speed = figures[script]["machine"][when]
+            assert speed["bare_loop_s"] > 0 and speed["cpus"] >= 1 and speed["load_1m"] >= 0, (script, speed)
+    assert 0 <= step["machine_steal_percent"] <= 100 * (os.cpu_count() or 1), step
 
 
 def test_the_throughput_bench_profiles_an_event_by_phase(tmp_path):
