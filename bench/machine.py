@@ -2,7 +2,7 @@
 be read against.
 
 The same machine's speed moves from day to day and within an hour: BENCHMARKS.md's sessions
-timed a bare loop of 10,000,000 additions at 0.58 s one morning and 1.85 s another. A CPU figure
+timed a bare loop of 10,000,000 additions at 0.58 s one day and 1.82 s another. A CPU figure
 (milliseconds an event, say) is only compared with another day's through that loop's time, so
 the benches print it at their start and end, where sessions used to time it by hand. Before and
 after a change are still measured at the same time, alternating: the loop says how fast the
