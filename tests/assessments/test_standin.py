@@ -340,6 +340,12 @@ def test_serve_runs_until_its_with_block_ends():
         {"type": "noul", "instructions": None, "criteria": {"true": None, "false": "n"}},
         {"type": "noul", "instructions": "a list is no cache key", "extra": [1, {"a": 2}]},
         {"type": "noul", "instructions": "nor a dict in a dict", "criteria": {"true": {"deep": 1}}},
+        # The app's shape (type, instructions, criteria), kept by a key of its own; and its kin.
+        {"instructions": "x", "type": "noul", "criteria": {"true": "y", "false": "n"}},
+        {"type": "noul", "instructions": ["a list", "of texts"], "criteria": {"true": "y"}},
+        {"type": "noul", "instructions": {"an": "object"}, "criteria": {}},
+        {"type": "choice", "instructions": 3, "criteria": {"a": "b", "c": None}},
+        {"instructions": "no type", "criteria": {"true": "y"}, "other": 1},
     ],
 )
 def test_an_answers_jitter_hashes_the_bytes_it_always_has(question):
@@ -354,3 +360,34 @@ def test_an_answers_jitter_hashes_the_bytes_it_always_has(question):
         expected = int.from_bytes(hashlib.sha256(plain.encode()).digest()[:8], "big") / 2**64
         assert standin._answer_unit(digest, qid, question, seed) == expected
         assert standin._answer_unit(digest, qid, dict(reversed(question.items())), seed) == expected  # kept
+
+
+@pytest.mark.parametrize(
+    ("question", "problem"),
+    [
+        ({"type": "noul", "instructions": "ok?"}, None),
+        ({"type": "noul", "instructions": "", "criteria": "not an object"}, None),
+        ({"type": "noul", "criteria": {"true": "yes"}}, None),
+        (
+            {"type": "noul", "instructions": None, "criteria": {"true": None}},
+            "Noul needs instructions or criteria",
+        ),
+        ({"type": "noul"}, "Noul needs instructions or criteria"),
+        (
+            {"type": "choice", "instructions": "x", "criteria": {}},
+            "Choice criteria must be a nonempty object",
+        ),
+        ({"type": "score", "instructions": "x", "criteria": ["low"]}, None),
+        (
+            {"type": "box", "instructions": "x"},
+            "Box questions need an image asset, which this stand-in does not accept",
+        ),
+        ({"type": None, "instructions": "x"}, "type must be noul, choice, score or box"),
+    ],
+)
+def test_each_question_is_validated_by_its_type(question, problem):
+    """A noul with instructions is valid whatever its criteria (the stand-in answers nearly every
+    question by that first test); the rest are checked in full, as the real API's 422 says."""
+    from memory_review.assessments import standin
+
+    assert standin._question_problem(question) == problem
