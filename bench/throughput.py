@@ -29,14 +29,15 @@ p95, the POST's own median and p95, and the evidence for what saturates: the que
 occupancy), the Jev phase of an assessment (its latency_ms: all its requests, the client's waits
 for its limits included), CPU per process group (web, workers, stand-in, database, Redis, this
 load generator), what no group accounts for, and the machine's, with its CPU milliseconds an event
-done (and, where the hypervisor took any, the time it gave to others: steal, not counted as
-busy); database connections, and on PostgreSQL how often a backend waited on a lock (and on the
-audit chain's head) and what the lock's holder was doing; and the feed's lag: one more agent
-follows the first tenant's change feed by long poll, and each step says how long after a change
-was written it heard of it (the sequencer's delay and run included). `--chain-hold N` first
-times, in this process, how long each of N events' transactions holds the tenant's audit chain head (every
-sealed write and transition of a tenant waits for it). It times this machine's speed at its
-start and end (bench/machine.py: a bare loop's seconds, the load), and closes with one JSON line.
+done, with and without the stand-in's (in production Jev is a remote service), and, where the
+hypervisor took any, the time it gave to others (steal, not counted as busy); database
+connections, and on PostgreSQL how often a backend waited on a lock (and on the audit chain's
+head) and what the lock's holder was doing; and the feed's lag: one more agent follows the first
+tenant's change feed by long poll, and each step says how long after a change was written it heard
+of it (the sequencer's delay and run included). `--chain-hold N` first times, in this process, how
+long each of N events' transactions holds the tenant's audit chain head (every sealed write and
+transition of a tenant waits for it). It times this machine's speed at its start and end
+(bench/machine.py: a bare loop's seconds, the load), and closes with one JSON line.
 
     .venv/bin/python bench/throughput.py --postgres postgres://postgres@127.0.0.1:5432
     .venv/bin/python bench/throughput.py --postgres URL --workers 8 --skew 7,1,1,1 --burst 5
@@ -753,6 +754,12 @@ def step(
         "machine_cpu_ms_per_event": _r(
             1000 * spent["_machine_busy"] / finished_in_step if finished_in_step else None
         ),
+        # The same less the stand-in's own: what the hosts spend where Jev is a remote service.
+        "machine_cpu_ms_per_event_without_standin": _r(
+            1000 * (spent["_machine_busy"] - spent.get("standin", 0)) / finished_in_step
+            if finished_in_step
+            else None
+        ),
         "feed_lag_ms": follower.lags(start, window_end),
     }
     if samples and "connections" in samples[0]:
@@ -824,6 +831,11 @@ def print_step(workers: int, f: dict) -> None:
             f"        the first tenant's feed: {lag['heard']} of {lag['written']} changes heard, written to "
             f"heard median / p95 {lag['median']:.0f} / {lag['p95']:.0f} ms; "
             f"requests refused so far: {lag['refused'] or 'none'}"
+        )
+    if f["machine_cpu_ms_per_event_without_standin"] is not None:
+        say(
+            f"        CPU an event without the stand-in's (Jev remote, as in production): "
+            f"{f['machine_cpu_ms_per_event_without_standin']:.0f} ms"
         )
     if f["machine_steal_percent"] >= 1:
         stolen = f["machine_steal_percent"]

@@ -113,6 +113,8 @@ def test_every_script_runs_on_a_fresh_checkout_and_prints_its_figures(tmp_path):
             speed = figures[script]["machine"][when]
             assert speed["bare_loop_s"] > 0 and speed["cpus"] >= 1 and speed["load_1m"] >= 0, (script, speed)
     assert 0 <= step["machine_steal_percent"] <= 100 * (os.cpu_count() or 1), step
+    # ... and the CPU an event without the stand-in's, which runs here only in Jev's place.
+    assert 0 < step["machine_cpu_ms_per_event_without_standin"] < step["machine_cpu_ms_per_event"], step
 
 
 def test_the_throughput_bench_profiles_an_event_by_phase(tmp_path):
