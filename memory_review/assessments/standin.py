@@ -194,19 +194,16 @@ def _answer_unit(digest: str, qid: str, question: dict[str, Any], seed: int) -> 
         criteria = question.get("criteria")
         if (
             len(question) == 3
+            and type(question.get("type")) is str
+            and type(question.get("instructions")) is str
             and type(criteria) is dict
-            and "instructions" in question
-            and "type" in question
+            and all(type(value) is str or value is None for value in criteria.values())
         ):
-            # The shape every question the app asks has: its key built without a loop (sorted
-            # keys make the JSON the same whichever order the key was taken in).
+            # The shape every question the app asks has, all text: its key built without a loop
+            # (sorted keys make the JSON the same whichever order the key was taken in).
             encoded = _noul_json(question["type"], question["instructions"], tuple(criteria.items()))
         else:
-            frozen = tuple(
-                (name, True, tuple(value.items())) if isinstance(value, dict) else (name, False, value)
-                for name, value in question.items()
-            )
-            encoded = _question_json(frozen)
+            encoded = _question_json(tuple((name, *_typed(value)) for name, value in question.items()))
     except TypeError:  # a value that cannot be a key (a list): encoded as it is
         encoded = _KEY_JSON.encode(question)
     return _unit_of(f"[{_key_part(digest)}, {_key_part(qid)}, {encoded}, {_key_part(seed)}]")
@@ -220,9 +217,22 @@ def _key_part(value: Any) -> str:
     return int.__repr__(value) if type(value) is int else _KEY_JSON.encode(value)
 
 
+def _typed(value: Any) -> tuple:
+    """A question's value as part of a cache key that tells what JSON tells apart: True from 1,
+    1.0 from 1 (equal, and equally hashed, in Python)."""
+    if isinstance(value, dict):
+        return dict, tuple((key, type(item), item) for key, item in value.items())
+    return type(value), value
+
+
 @functools.lru_cache(maxsize=4096)
 def _question_json(frozen: tuple) -> str:
-    return _KEY_JSON.encode({name: dict(value) if was_dict else value for name, was_dict, value in frozen})
+    return _KEY_JSON.encode(
+        {
+            name: {key: item for key, _, item in value} if kind is dict else value
+            for name, kind, value in frozen
+        }
+    )
 
 
 @functools.lru_cache(maxsize=4096)

@@ -346,6 +346,14 @@ def test_serve_runs_until_its_with_block_ends():
         {"type": "noul", "instructions": {"an": "object"}, "criteria": {}},
         {"type": "choice", "instructions": 3, "criteria": {"a": "b", "c": None}},
         {"instructions": "no type", "criteria": {"true": "y"}, "other": 1},
+        # Equal in Python, not in JSON: each must hash its own bytes, whichever came first.
+        {"type": "noul", "instructions": 1, "criteria": {"true": 1}},
+        {"type": "noul", "instructions": True, "criteria": {"true": True}},
+        {"type": "noul", "instructions": 1.0, "criteria": {"true": 1.0}},
+        {"type": "noul", "instructions": 1},
+        {"type": "noul", "instructions": True},
+        {"type": "noul", "instructions": "t", "criteria": {"true": 1}},
+        {"type": "noul", "instructions": "t", "criteria": {"true": True}},
     ],
 )
 def test_an_answers_jitter_hashes_the_bytes_it_always_has(question):
