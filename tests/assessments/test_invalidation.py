@@ -417,9 +417,8 @@ def test_candidates_are_read_as_rows_that_answer_as_their_memories_do(acme, poli
     live = make_memory(acme, subject="live", content="Deliveries go to the Paris office.")
     expired = make_memory(acme, subject="expired", valid_until=now - timedelta(minutes=1))
     orphaned = make_memory(acme, subject="orphaned")
-    SourceEvent._base_manager.filter(pk=orphaned.source_event_id).update(
-        erased_at=now
-    )  # its source forgotten
+    # Its source forgotten.
+    SourceEvent._base_manager.filter(pk=orphaned.source_event_id).update(erased_at=now)
     event = event_record(tenant=acme, source="email", text=LYON)
 
     rows = judged(event)
