@@ -215,12 +215,25 @@ class Verdict(SealedTenantOwned):
 
     # Its index is (tenant, id) below: the tenant's newest vote is its first entry read backwards
     # (by the primary key, PostgreSQL read past every vote of the tenants written after it).
-    tenant = tenant_key()
+    # Its four keys are the application's to keep, not the database's (db_constraint=False, issue
+    # 30): an event writes a hundred votes, and PostgreSQL checked each one's keys at commit with a
+    # locked read of each row named (FOR KEY SHARE), four hundred an event, a hundred of them on
+    # memories other events lock too and one on the tenant's row, which every writer of the tenant
+    # shares (a MultiXact each time). Under load that commit cost the database about 6.7 ms of CPU
+    # an event (BENCHMARKS.md). Nothing is lost: a vote is written only for rows the event just
+    # read, none of the rows named is ever deleted by the application (PROTECT, and erasure keeps
+    # the row), and a row deleted around it is named by verify_audit by its seal, as the threat
+    # model already has it for an administrator with foreign keys off (docs/audit.md).
+    tenant = tenant_key(db_constraint=False)
     assessment = models.ForeignKey(
-        Assessment, on_delete=models.PROTECT, related_name="verdicts", db_index=False
+        Assessment, on_delete=models.PROTECT, related_name="verdicts", db_index=False, db_constraint=False
     )
-    memory = models.ForeignKey(Memory, on_delete=models.PROTECT, related_name="verdicts", db_index=False)
-    event = models.ForeignKey(SourceEvent, on_delete=models.PROTECT, related_name="verdicts", db_index=False)
+    memory = models.ForeignKey(
+        Memory, on_delete=models.PROTECT, related_name="verdicts", db_index=False, db_constraint=False
+    )
+    event = models.ForeignKey(
+        SourceEvent, on_delete=models.PROTECT, related_name="verdicts", db_index=False, db_constraint=False
+    )
     bears = models.FloatField(null=True, blank=True)
     still_true = models.FloatField(null=True, blank=True)
     replaces = models.FloatField(null=True, blank=True)

@@ -998,6 +998,24 @@ DROP INDEX "ASSESSMENT_EVENT_ID_5E193DBF";
 --
 DROP INDEX "ASSESSMENT_MEMORY_ID_4AD9CE2A";
 
+-- assessments.0019_verdict_keys_unchecked
+--
+-- Alter field assessment on verdict
+--
+ALTER TABLE "ASSESSMENTS_VERDICT" DROP CONSTRAINT "ASSESSMEN_ASSESSMEN_F21E0C9A_F";
+--
+-- Alter field event on verdict
+--
+ALTER TABLE "ASSESSMENTS_VERDICT" DROP CONSTRAINT "ASSESSMEN_EVENT_ID_5E193DBF_F";
+--
+-- Alter field memory on verdict
+--
+ALTER TABLE "ASSESSMENTS_VERDICT" DROP CONSTRAINT "ASSESSMEN_MEMORY_ID_4AD9CE2A_F";
+--
+-- Alter field tenant on verdict
+--
+ALTER TABLE "ASSESSMENTS_VERDICT" DROP CONSTRAINT "ASSESSMEN_TENANT_ID_9648BC10_F";
+
 -- audit.0008_receipts_sealed
 
 -- audit.0009_webhooks_sealed
