@@ -215,15 +215,16 @@ class Verdict(SealedTenantOwned):
 
     # Its index is (tenant, id) below: the tenant's newest vote is its first entry read backwards
     # (by the primary key, PostgreSQL read past every vote of the tenants written after it).
-    # Its four keys are the application's to keep, not the database's (db_constraint=False, issue
-    # 30): an event writes a hundred votes, and PostgreSQL checked each one's keys at commit with a
-    # locked read of each row named (FOR KEY SHARE), four hundred an event, a hundred of them on
-    # memories other events lock too and one on the tenant's row, which every writer of the tenant
-    # shares (a MultiXact each time). Under load that commit cost the database about 6.7 ms of CPU
-    # an event (BENCHMARKS.md). Nothing is lost: a vote is written only for rows the event just
-    # read, none of the rows named is ever deleted by the application (PROTECT, and erasure keeps
-    # the row), and a row deleted around it is named by verify_audit by its seal, as the threat
-    # model already has it for an administrator with foreign keys off (docs/audit.md).
+    # Its keys are the application's to keep, not the database's (db_constraint=False, issue 30):
+    # an event writes a hundred votes, and PostgreSQL checked each one's keys at commit with a
+    # locked read of each row named (FOR KEY SHARE), four or five hundred an event, a hundred of
+    # them on memories other events lock too, and the tenant's row and its shadow policy's, which
+    # every writer of the tenant shares (a MultiXact each time). Under load that commit cost the
+    # database about 6.7 ms of CPU an event (BENCHMARKS.md). Nothing is lost: a vote is written
+    # only for rows the event just read, none of the rows named is ever deleted by the application
+    # (PROTECT, and erasure keeps the row), and a row deleted around it is named by verify_audit by
+    # its seal, as the threat model already has it for an administrator with foreign keys off
+    # (docs/audit.md).
     tenant = tenant_key(db_constraint=False)
     assessment = models.ForeignKey(
         Assessment, on_delete=models.PROTECT, related_name="verdicts", db_index=False, db_constraint=False
@@ -245,7 +246,7 @@ class Verdict(SealedTenantOwned):
     proposed_status = models.CharField(max_length=16, null=True, blank=True)
     applied = models.BooleanField(default=False)
     shadow_policy = models.ForeignKey(
-        PolicyVersion, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+        PolicyVersion, on_delete=models.PROTECT, null=True, blank=True, related_name="+", db_constraint=False
     )
     shadow_disposition = models.CharField(max_length=16, choices=Disposition.choices, null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)

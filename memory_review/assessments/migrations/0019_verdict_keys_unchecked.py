@@ -1,7 +1,8 @@
-"""The verdict's keys to its tenant, assessment, memory and event are no longer checked by the
-database (models.Verdict says why). Forwards only drops the four constraints: no row is read and
-no index changes (its indexes stay: verdict_tenant_ix, verdict_assessment_ix, verdict_memory_ix and
-verdict_event_memory_uq lead with them). Backwards adds them again, which checks every vote."""
+"""The verdict's keys to its tenant, assessment, memory, event and shadow policy are no longer
+checked by the database (models.Verdict says why). Forwards only drops the five constraints: no
+row is read and no index changes (its indexes stay: verdict_tenant_ix, verdict_assessment_ix,
+verdict_memory_ix, verdict_event_memory_uq and the shadow policy's own). Backwards adds them again,
+which checks every vote."""
 
 import django.db.models.deletion
 from django.db import migrations, models
@@ -46,6 +47,18 @@ class Migration(migrations.Migration):
                 on_delete=django.db.models.deletion.PROTECT,
                 related_name="verdicts",
                 to="memories.memory",
+            ),
+        ),
+        migrations.AlterField(
+            model_name="verdict",
+            name="shadow_policy",
+            field=models.ForeignKey(
+                blank=True,
+                db_constraint=False,
+                null=True,
+                on_delete=django.db.models.deletion.PROTECT,
+                related_name="+",
+                to="assessments.policyversion",
             ),
         ),
         migrations.AlterField(
