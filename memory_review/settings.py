@@ -364,6 +364,7 @@ CELERY_WORKER_CONCURRENCY = env_int("CELERY_WORKER_CONCURRENCY", 0) or None
 # Celery's pool (`--pool` on its command line wins): `prefork`, processes, each judging one event
 # at a time; or `threads`, one process judging CELERY_WORKER_CONCURRENCY events at once, each
 # mostly waiting on Jev, for one process's memory (issue 30; BENCHMARKS.md, "Event throughput").
+# Run two threads workers a core (docs/deploy.md, "Processes or threads").
 CELERY_WORKER_POOL = os.environ.get("CELERY_WORKER_POOL", "prefork")
 if CELERY_WORKER_POOL not in {"prefork", "threads", "solo"}:
     raise ImproperlyConfigured(f"CELERY_WORKER_POOL is prefork, threads or solo, not {CELERY_WORKER_POOL!r}")
